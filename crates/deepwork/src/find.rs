@@ -1,0 +1,196 @@
+//! FIND: where a literal text occurs, as `path:line: text`.
+//!
+//! A parallel walk reads each file once and searches it with `memchr::memmem` (the same
+//! substring searcher ripgrep's literal path ends in). Files with a NUL byte are binary and
+//! skipped, as ripgrep skips them when it walks. The hits come back sorted by path and line,
+//! so a cut at the limit always keeps the same ones.
+
+use memchr::memmem;
+
+use crate::sandbox::Sandbox;
+use crate::walk;
+
+/// Lines longer than this are cut in the hit text (minified files would flood the answer).
+pub const MAX_LINE_CHARS: usize = 300;
+
+/// One line that contains the text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Hit {
+    /// The file, relative, with `/`.
+    pub path: String,
+    /// 1-based line number.
+    pub line: usize,
+    /// The line, without its line ending, cut at [`MAX_LINE_CHARS`] (with a mark).
+    pub text: String,
+}
+
+/// What FIND found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// The first `limit` hits in path and line order.
+    pub hits: Vec<Hit>,
+    /// How many lines matched in all.
+    pub total: usize,
+}
+
+#[derive(Default)]
+struct FileHits {
+    path: String,
+    hits: Vec<(usize, String)>,
+    count: usize,
+}
+
+/// Searches every walked file for `needle`, case-sensitively, keeping at most `limit` hits.
+pub fn find(sandbox: &Sandbox, needle: &str, limit: usize) -> Found {
+    if needle.is_empty() {
+        return Found::default();
+    }
+    let finder = memmem::Finder::new(needle.as_bytes());
+    let per_thread = walk::par_files(sandbox, Vec::new, |acc: &mut Vec<FileHits>, rel, path| {
+        let Ok(data) = std::fs::read(path) else {
+            return;
+        };
+        if memchr::memchr(0, &data).is_some() {
+            return;
+        }
+        if let Some(fh) = search(&finder, &data, rel, limit) {
+            acc.push(fh);
+        }
+    });
+    let mut files: Vec<FileHits> = per_thread.into_iter().flatten().collect();
+    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    let total = files.iter().map(|f| f.count).sum();
+    let mut hits = Vec::with_capacity(limit.min(total));
+    'outer: for f in files {
+        for (line, text) in f.hits {
+            if hits.len() == limit {
+                break 'outer;
+            }
+            hits.push(Hit {
+                path: f.path.clone(),
+                line,
+                text,
+            });
+        }
+    }
+    Found { hits, total }
+}
+
+/// Finds the matching lines of one file; keeps the text of the first `keep` of them.
+fn search(finder: &memmem::Finder<'_>, data: &[u8], rel: &str, keep: usize) -> Option<FileHits> {
+    let mut pos = 0;
+    let mut line_no = 1;
+    let mut counted_to = 0;
+    let mut fh: Option<FileHits> = None;
+    while let Some(off) = finder.find(&data[pos..]) {
+        let at = pos + off;
+        line_no += memchr::memchr_iter(b'\n', &data[counted_to..at]).count();
+        let start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
+        let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
+        let f = fh.get_or_insert_with(|| FileHits {
+            path: rel.to_owned(),
+            ..FileHits::default()
+        });
+        f.count += 1;
+        if f.hits.len() < keep {
+            f.hits.push((line_no, line_text(&data[start..end])));
+        }
+        // One hit per line: go on after this line's end.
+        if end >= data.len() {
+            break;
+        }
+        line_no += 1;
+        counted_to = end + 1;
+        pos = end + 1;
+    }
+    fh
+}
+
+fn line_text(bytes: &[u8]) -> String {
+    let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+    let text = String::from_utf8_lossy(bytes);
+    match text.char_indices().nth(MAX_LINE_CHARS) {
+        None => text.into_owned(),
+        Some((cut, _)) => {
+            let len = text.chars().count();
+            format!(
+                "{} [truncated: line cut at {MAX_LINE_CHARS} of {len} characters]",
+                &text[..cut]
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn project(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Sandbox) {
+        let d = tempfile::tempdir().unwrap();
+        for (p, c) in files {
+            let full = d.path().join(p);
+            fs::create_dir_all(full.parent().unwrap()).unwrap();
+            fs::write(full, c).unwrap();
+        }
+        let sb = Sandbox::new(d.path()).unwrap();
+        (d, sb)
+    }
+
+    #[test]
+    fn hits_are_sorted_with_line_numbers_one_per_line() {
+        let (_d, sb) = project(&[
+            ("b.js", b"x\nneedle needle\r\nneedle\n"),
+            ("a/c.js", b"needle"),
+            ("bin.dat", b"needle\0"),
+            ("d.js", b"Needle"),
+        ]);
+        let f = find(&sb, "needle", 100);
+        let got: Vec<_> = f
+            .hits
+            .iter()
+            .map(|h| format!("{}:{}: {}", h.path, h.line, h.text))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                "a/c.js:1: needle",
+                "b.js:2: needle needle",
+                "b.js:3: needle"
+            ]
+        );
+        assert_eq!(f.total, 3);
+    }
+
+    #[test]
+    fn limit_cuts_deterministically_but_counts_all() {
+        let body = "hit\n".repeat(150);
+        let (_d, sb) = project(&[("a.txt", body.as_bytes()), ("b.txt", b"hit\n")]);
+        let f = find(&sb, "hit", 100);
+        assert_eq!(f.total, 151);
+        assert_eq!(f.hits.len(), 100);
+        assert_eq!(f.hits[99].line, 100);
+        assert!(f.hits.iter().all(|h| h.path == "a.txt"));
+    }
+
+    #[test]
+    fn long_lines_are_cut_with_a_mark() {
+        let long = format!("{}needle{}", "a".repeat(500), "b".repeat(500));
+        let (_d, sb) = project(&[("min.js", long.as_bytes())]);
+        let f = find(&sb, "needle", 100);
+        assert!(
+            f.hits[0]
+                .text
+                .contains("[truncated: line cut at 300 of 1006 characters]")
+        );
+    }
+
+    #[test]
+    fn cyrillic_text_and_multiline_counts() {
+        let (_d, sb) = project(&[("мой файл.txt", "один\nдва\nтри два\n".as_bytes())]);
+        let f = find(&sb, "два", 100);
+        let lines: Vec<_> = f.hits.iter().map(|h| h.line).collect();
+        assert_eq!(lines, vec![2, 3]);
+        assert_eq!(f.hits[0].path, "мой файл.txt");
+    }
+}

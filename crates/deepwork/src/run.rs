@@ -1,0 +1,462 @@
+//! The loop: send, read the answer, run its requests, send the results, until the answer
+//! asks for nothing, the steps run out, or the model repeats itself.
+//!
+//! The loop is synchronous and pushes [`Event`]s to a callback as it goes, so the CLI prints
+//! them to stderr, the app forwards them to its window, and tests collect them, all the same
+//! way.
+
+use serde::Serialize;
+
+use crate::exec::Cancel;
+use crate::prompt::Prompts;
+use crate::protocol::{self, ProposedFile, Request, RequestKind};
+use crate::sandbox::Sandbox;
+use crate::tools::{self, Limits, RequestStat};
+use crate::transport::{Transport, TransportError};
+
+/// Why a run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The last answer asked for nothing: it is the answer.
+    NoRequests,
+    /// The steps ran out while the model still asked; the last answer is marked so.
+    StepsExhausted,
+    /// The answer repeated the previous answer's requests.
+    Loop,
+}
+
+impl StopReason {
+    /// The name used in JSON and logs.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::NoRequests => "no_requests",
+            StopReason::StepsExhausted => "steps_exhausted",
+            StopReason::Loop => "loop",
+        }
+    }
+}
+
+/// One request of a step's answer and what running it gave. `hits` is `None` for requests
+/// that were not run because the loop stopped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StepRequest {
+    /// NEED, LIST or FIND.
+    pub kind: RequestKind,
+    /// As written.
+    pub arg: String,
+    /// Matches or files; `None` when not run.
+    pub hits: Option<usize>,
+    /// Whether anything was cut.
+    pub truncated: bool,
+}
+
+/// One step: what was sent and what came back.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// 1-based.
+    pub n: usize,
+    /// Sent as a new message of the chat (`--new`), not as an edit of the first.
+    pub new: bool,
+    /// Characters sent.
+    pub sent_chars: usize,
+    /// Characters of the answer.
+    pub answer_chars: usize,
+    /// The answer's requests.
+    pub requests: Vec<StepRequest>,
+}
+
+/// Something that happened during a run, as it happens.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Event {
+    /// A message is on its way.
+    StepStarted {
+        /// Step number.
+        n: usize,
+        /// Whether it goes as a new message of the chat.
+        new: bool,
+        /// Characters sent.
+        sent_chars: usize,
+    },
+    /// An answer came back.
+    AnswerReceived {
+        /// Step number.
+        n: usize,
+        /// Characters.
+        answer_chars: usize,
+        /// How many requests it holds.
+        requests: usize,
+        /// How many files it proposes.
+        files: usize,
+    },
+    /// A request of the answer was run.
+    RequestExecuted {
+        /// Step number of the answer.
+        n: usize,
+        /// What ran and what it gave.
+        #[serde(flatten)]
+        stat: RequestStat,
+    },
+    /// The run is over.
+    Finished {
+        /// Why.
+        stop_reason: StopReason,
+        /// Steps taken.
+        steps: usize,
+    },
+}
+
+/// What to ask.
+#[derive(Debug, Clone, Default)]
+pub struct Ask {
+    /// The question.
+    pub question: String,
+    /// Files ticked by the user, relative to the project folder.
+    pub files: Vec<String>,
+    /// How many steps at most.
+    pub steps: usize,
+}
+
+/// A finished run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// Why it ended.
+    pub stop_reason: StopReason,
+    /// Every step.
+    pub steps: Vec<Step>,
+    /// The final answer (marked when the steps ran out or the model looped).
+    pub answer: String,
+    /// Files the answers proposed; a later proposal of the same path replaces an earlier one.
+    pub files: Vec<ProposedFile>,
+}
+
+/// Why a run did not finish.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RunError {
+    /// The transport failed at a step.
+    #[error("step {step}: {source}")]
+    Transport {
+        /// The step.
+        step: usize,
+        /// What failed.
+        #[source]
+        source: TransportError,
+    },
+    /// Stopped from outside.
+    #[error("stopped at step {step}")]
+    Cancelled {
+        /// The step.
+        step: usize,
+    },
+}
+
+/// Everything a run needs besides the question and the transport.
+#[derive(Debug, Clone)]
+pub struct Loop<'a> {
+    /// The project folder.
+    pub sandbox: &'a Sandbox,
+    /// The texts around the question.
+    pub prompts: &'a Prompts,
+    /// The tools' limits.
+    pub limits: Limits,
+}
+
+impl Loop<'_> {
+    /// Runs the loop to its end.
+    ///
+    /// # Errors
+    /// [`RunError`] when the transport fails or the run is cancelled; every event up to
+    /// that point has been delivered.
+    pub fn run(
+        &self,
+        ask: &Ask,
+        transport: &mut dyn Transport,
+        cancel: &Cancel,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> Result<Outcome, RunError> {
+        let steps_max = ask.steps.max(1);
+        let mut message =
+            self.prompts
+                .first_message(self.sandbox, &ask.files, &ask.question, &self.limits);
+        let mut steps: Vec<Step> = Vec::new();
+        let mut files: Vec<ProposedFile> = Vec::new();
+        let mut previous: Option<Vec<Request>> = None;
+        for n in 1..=steps_max {
+            if cancel.is_cancelled() {
+                return Err(RunError::Cancelled { step: n });
+            }
+            let sent_chars = message.chars().count();
+            on_event(&Event::StepStarted {
+                n,
+                new: n > 1,
+                sent_chars,
+            });
+            let answer = transport
+                .send(n, &message, cancel)
+                .map_err(|source| match source {
+                    TransportError::Cancelled => RunError::Cancelled { step: n },
+                    source => RunError::Transport { step: n, source },
+                })?;
+            let parsed = protocol::parse(&answer);
+            on_event(&Event::AnswerReceived {
+                n,
+                answer_chars: answer.chars().count(),
+                requests: parsed.requests.len(),
+                files: parsed.files.len(),
+            });
+            for f in parsed.files {
+                files.retain(|old| old.path != f.path);
+                files.push(f);
+            }
+            let mut step = Step {
+                n,
+                new: n > 1,
+                sent_chars,
+                answer_chars: answer.chars().count(),
+                requests: parsed
+                    .requests
+                    .iter()
+                    .map(|r| StepRequest {
+                        kind: r.kind,
+                        arg: r.arg.clone(),
+                        hits: None,
+                        truncated: false,
+                    })
+                    .collect(),
+            };
+            let stop = if parsed.requests.is_empty() {
+                Some((StopReason::NoRequests, answer))
+            } else if previous.as_ref() == Some(&parsed.requests) {
+                Some((
+                    StopReason::Loop,
+                    mark(
+                        &answer,
+                        "the model repeated its previous requests",
+                        &parsed.requests,
+                    ),
+                ))
+            } else if n == steps_max {
+                let why = format!("steps exhausted after {n} steps");
+                Some((
+                    StopReason::StepsExhausted,
+                    mark(&answer, &why, &parsed.requests),
+                ))
+            } else {
+                None
+            };
+            if let Some((stop_reason, answer)) = stop {
+                steps.push(step);
+                on_event(&Event::Finished {
+                    stop_reason,
+                    steps: steps.len(),
+                });
+                return Ok(Outcome {
+                    stop_reason,
+                    steps,
+                    answer,
+                    files,
+                });
+            }
+            let executed = tools::execute(self.sandbox, &parsed.requests, &self.limits);
+            for (req, stat) in step.requests.iter_mut().zip(&executed.stats) {
+                req.hits = Some(stat.hits);
+                req.truncated = stat.truncated;
+                on_event(&Event::RequestExecuted {
+                    n,
+                    stat: stat.clone(),
+                });
+            }
+            steps.push(step);
+            message = self.prompts.next_message(&executed.text, &self.limits);
+            previous = Some(parsed.requests);
+        }
+        unreachable!("the last step always stops the loop")
+    }
+}
+
+/// Marks an answer the loop could not finish, naming what was still asked.
+fn mark(answer: &str, why: &str, requests: &[Request]) -> String {
+    let asked: Vec<String> = requests.iter().map(Request::to_string).collect();
+    let mut out = answer.trim_end().to_owned();
+    out.push_str(&format!(
+        "\n\n[deepwork: {why}; still asked for: {}]\n",
+        asked.join("; ")
+    ));
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    /// A transport that answers from a script and keeps what it was sent.
+    struct Script {
+        answers: VecDeque<&'static str>,
+        sent: Vec<String>,
+    }
+
+    impl Transport for Script {
+        fn send(
+            &mut self,
+            _n: usize,
+            message: &str,
+            _c: &Cancel,
+        ) -> Result<String, TransportError> {
+            self.sent.push(message.to_owned());
+            Ok(self.answers.pop_front().unwrap_or("no more").to_owned())
+        }
+    }
+
+    fn setup() -> (tempfile::TempDir, Sandbox) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(
+            d.path().join("ask.mjs"),
+            "line1\nasync function waitForAnswer() {}\n",
+        )
+        .unwrap();
+        let sb = Sandbox::new(d.path()).unwrap();
+        (d, sb)
+    }
+
+    fn go(sb: &Sandbox, answers: &[&'static str], steps: usize) -> (Outcome, Script, Vec<Event>) {
+        let prompts = Prompts::default();
+        let lp = Loop {
+            sandbox: sb,
+            prompts: &prompts,
+            limits: Limits::default(),
+        };
+        let mut t = Script {
+            answers: answers.iter().copied().collect(),
+            sent: vec![],
+        };
+        let mut events = vec![];
+        let ask = Ask {
+            question: "where?".into(),
+            files: vec![],
+            steps,
+        };
+        let out = lp
+            .run(&ask, &mut t, &Cancel::new(), &mut |e| {
+                events.push(e.clone())
+            })
+            .unwrap();
+        (out, t, events)
+    }
+
+    #[test]
+    fn find_then_need_then_answer() {
+        let (_d, sb) = setup();
+        let (out, t, events) = go(
+            &sb,
+            &[
+                "```\n=== FIND: waitForAnswer ===\n```",
+                "=== NEED: ask.mjs ===",
+                "It is waitForAnswer, line 2.",
+            ],
+            4,
+        );
+        assert_eq!(out.stop_reason, StopReason::NoRequests);
+        assert_eq!(out.answer, "It is waitForAnswer, line 2.");
+        assert_eq!(out.steps.len(), 3);
+        assert!(t.sent[1].contains("ask.mjs:2: async function waitForAnswer() {}"));
+        assert!(t.sent[2].contains("--- ask.mjs (40 characters) ---"));
+        assert_eq!(out.steps[0].requests[0].hits, Some(1));
+        assert!(matches!(
+            events.last(),
+            Some(Event::Finished {
+                stop_reason: StopReason::NoRequests,
+                steps: 3
+            })
+        ));
+        let kinds: Vec<&str> = events
+            .iter()
+            .map(|e| match e {
+                Event::StepStarted { .. } => "start",
+                Event::AnswerReceived { .. } => "answer",
+                Event::RequestExecuted { .. } => "req",
+                Event::Finished { .. } => "end",
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "start", "answer", "req", "start", "answer", "req", "start", "answer", "end"
+            ]
+        );
+    }
+
+    #[test]
+    fn steps_run_out_and_the_answer_is_marked() {
+        let (_d, sb) = setup();
+        let (out, t, _) = go(&sb, &["Partial.\n=== NEED: ask.mjs ==="], 1);
+        assert_eq!(out.stop_reason, StopReason::StepsExhausted);
+        assert!(
+            out.answer.contains(
+                "[deepwork: steps exhausted after 1 steps; still asked for: NEED ask.mjs]"
+            )
+        );
+        assert_eq!(t.sent.len(), 1);
+        assert_eq!(out.steps[0].requests[0].hits, None);
+    }
+
+    #[test]
+    fn a_repeated_request_is_a_loop() {
+        let (_d, sb) = setup();
+        let (out, t, _) = go(
+            &sb,
+            &["=== NEED: ask.mjs ===", "=== NEED: ask.mjs ===", "never"],
+            5,
+        );
+        assert_eq!(out.stop_reason, StopReason::Loop);
+        assert_eq!(t.sent.len(), 2);
+        assert!(out.answer.contains("repeated its previous requests"));
+    }
+
+    #[test]
+    fn proposed_files_from_all_steps_later_wins() {
+        let (_d, sb) = setup();
+        let (out, _, _) = go(
+            &sb,
+            &[
+                "=== FILE: a.txt ===\nold\n=== END FILE ===\n=== NEED: ask.mjs ===",
+                "=== FILE: a.txt ===\nnew\n=== FILE: b.txt ===\nb\n",
+            ],
+            4,
+        );
+        let got: Vec<_> = out
+            .files
+            .iter()
+            .map(|f| (f.path.as_str(), f.content.as_str()))
+            .collect();
+        assert_eq!(got, [("a.txt", "new\n"), ("b.txt", "b\n")]);
+    }
+
+    #[test]
+    fn cancel_before_a_step_stops_the_run() {
+        let (_d, sb) = setup();
+        let prompts = Prompts::default();
+        let lp = Loop {
+            sandbox: &sb,
+            prompts: &prompts,
+            limits: Limits::default(),
+        };
+        let mut t = Script {
+            answers: VecDeque::new(),
+            sent: vec![],
+        };
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let ask = Ask {
+            question: "q".into(),
+            files: vec![],
+            steps: 3,
+        };
+        let e = lp.run(&ask, &mut t, &cancel, &mut |_| {}).unwrap_err();
+        assert!(matches!(e, RunError::Cancelled { step: 1 }));
+        assert!(t.sent.is_empty());
+    }
+}

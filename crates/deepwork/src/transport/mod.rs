@@ -1,0 +1,128 @@
+//! How a message reaches the model and its answer comes back.
+//!
+//! Two transports: Anton's Node bridge to the web chat (run as a subprocess with the flags it
+//! already has) and an OpenAI-compatible HTTP endpoint (Ollama, the DeepSeek API). Both keep
+//! the conversation: the bridge through the chat itself, the HTTP transport by resending the
+//! history.
+
+mod bridge;
+mod openai;
+
+use std::time::Duration;
+
+pub use bridge::Bridge;
+pub use openai::OpenAi;
+
+use crate::config::TransportConfig;
+use crate::exec::Cancel;
+
+/// Why a message got no answer.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The bridge (node) could not be started.
+    #[error("cannot start {program}: {source}")]
+    Spawn {
+        /// The program.
+        program: String,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The bridge file does not exist.
+    #[error("bridge not found: {path}")]
+    BridgeMissing {
+        /// The configured path.
+        path: String,
+    },
+    /// The bridge exited with a failure.
+    #[error("bridge failed with {status}; its stderr ends with:\n{stderr}")]
+    Failed {
+        /// Exit code or signal.
+        status: String,
+        /// The tail of its stderr.
+        stderr: String,
+    },
+    /// The bridge exited cleanly but wrote no answer file.
+    #[error("bridge wrote no answer to {path}; its stderr ends with:\n{stderr}")]
+    NoAnswer {
+        /// The `--out` file.
+        path: String,
+        /// The tail of its stderr.
+        stderr: String,
+    },
+    /// The answer is empty.
+    #[error("bridge returned an empty answer in {path}; its stderr ends with:\n{stderr}")]
+    EmptyAnswer {
+        /// The `--out` file.
+        path: String,
+        /// The tail of its stderr.
+        stderr: String,
+    },
+    /// No answer within the timeout; the bridge was stopped.
+    #[error("no answer within {} s; the bridge was stopped; its stderr ends with:\n{stderr}", timeout.as_secs())]
+    Timeout {
+        /// The timeout.
+        timeout: Duration,
+        /// The tail of its stderr.
+        stderr: String,
+    },
+    /// The run was cancelled while waiting.
+    #[error("cancelled")]
+    Cancelled,
+    /// An HTTP endpoint answered with an error status.
+    #[error("{url} answered {status}: {body}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// The status.
+        status: u16,
+        /// The start of the body.
+        body: String,
+    },
+    /// An HTTP endpoint could not be reached or the connection broke.
+    #[error("cannot reach {url}: {message}")]
+    Unreachable {
+        /// The URL.
+        url: String,
+        /// What failed.
+        message: String,
+    },
+    /// An HTTP endpoint answered something that is not a chat completion.
+    #[error("{url} answered something unexpected: {message}")]
+    BadResponse {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// Local I/O around the transport (temporary files).
+    #[error("{context}: {source}")]
+    Io {
+        /// What was being done.
+        context: String,
+        /// Why it failed.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// Something that carries one message of a chat and brings back the answer.
+pub trait Transport {
+    /// Sends the message of step `n` (1-based) and returns the answer text.
+    ///
+    /// # Errors
+    /// See [`TransportError`].
+    fn send(&mut self, n: usize, message: &str, cancel: &Cancel) -> Result<String, TransportError>;
+}
+
+/// Builds the configured transport.
+///
+/// # Errors
+/// [`TransportError::Io`] when the bridge's working folder cannot be made.
+pub fn from_config(config: &TransportConfig) -> Result<Box<dyn Transport + Send>, TransportError> {
+    Ok(match config {
+        TransportConfig::Bridge(b) => Box::new(Bridge::new(b.clone())?),
+        TransportConfig::OpenAi(o) => Box::new(OpenAi::new(o.clone())),
+    })
+}
