@@ -14,6 +14,7 @@ use crate::exec::{self, Cancel, Ended};
 /// Whether a failed item is ours to fix locally or the transport's.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum CheckKind {
     /// Configuration and local files (exit code 2 when failing).
     Local,
@@ -23,6 +24,7 @@ pub enum CheckKind {
 
 /// One checked thing.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CheckItem {
     /// What was checked.
     pub name: String,
@@ -36,6 +38,7 @@ pub struct CheckItem {
 
 /// All checked things in order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct CheckReport {
     /// The items.
     pub items: Vec<CheckItem>,

@@ -200,6 +200,11 @@ mod tests {
             .trim()
             .parse()
             .unwrap();
+        // SIGKILL is delivered asynchronously: wait (bounded) for the process to be gone.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while process_alive(pid) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
         assert!(!process_alive(pid), "grandchild {pid} survived");
     }
 

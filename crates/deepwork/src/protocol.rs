@@ -14,6 +14,7 @@ use serde::Serialize;
 /// What a request asks for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "UPPERCASE")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum RequestKind {
     /// Whole files.
     Need,
@@ -42,6 +43,7 @@ impl fmt::Display for RequestKind {
 
 /// One request line of an answer.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Request {
     /// NEED, LIST or FIND.
     pub kind: RequestKind,
@@ -69,6 +71,7 @@ impl fmt::Display for Request {
 
 /// A file the model proposes.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct ProposedFile {
     /// The path as the model wrote it (checked by the sandbox only when written).
     pub path: String,

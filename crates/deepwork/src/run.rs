@@ -17,6 +17,7 @@ use crate::transport::{Transport, TransportError};
 /// Why a run ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum StopReason {
     /// The last answer asked for nothing: it is the answer.
     NoRequests,
@@ -40,12 +41,14 @@ impl StopReason {
 /// One request of a step's answer and what running it gave. `hits` is `None` for requests
 /// that were not run because the loop stopped.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepRequest {
     /// NEED, LIST or FIND.
     pub kind: RequestKind,
     /// As written.
     pub arg: String,
     /// Matches or files; `None` when not run.
+    #[cfg_attr(feature = "ts", ts(type = "number | null"))]
     pub hits: Option<usize>,
     /// Whether anything was cut.
     pub truncated: bool,
@@ -53,14 +56,18 @@ pub struct StepRequest {
 
 /// One step: what was sent and what came back.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Step {
     /// 1-based.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub n: usize,
     /// Sent as a new message of the chat (`--new`), not as an edit of the first.
     pub new: bool,
     /// Characters sent.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub sent_chars: usize,
     /// Characters of the answer.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub answer_chars: usize,
     /// The answer's requests.
     pub requests: Vec<StepRequest>,
@@ -70,30 +77,38 @@ pub struct Step {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 #[non_exhaustive]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum Event {
     /// A message is on its way.
     StepStarted {
         /// Step number.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         n: usize,
         /// Whether it goes as a new message of the chat.
         new: bool,
         /// Characters sent.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         sent_chars: usize,
     },
     /// An answer came back.
     AnswerReceived {
         /// Step number.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         n: usize,
         /// Characters.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         answer_chars: usize,
         /// How many requests it holds.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         requests: usize,
         /// How many files it proposes.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         files: usize,
     },
     /// A request of the answer was run.
     RequestExecuted {
         /// Step number of the answer.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         n: usize,
         /// What ran and what it gave.
         #[serde(flatten)]
@@ -104,6 +119,7 @@ pub enum Event {
         /// Why.
         stop_reason: StopReason,
         /// Steps taken.
+        #[cfg_attr(feature = "ts", ts(type = "number"))]
         steps: usize,
     },
 }
@@ -121,6 +137,7 @@ pub struct Ask {
 
 /// A finished run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Outcome {
     /// Why it ended.
     pub stop_reason: StopReason,

@@ -42,12 +42,14 @@ impl Default for Limits {
 
 /// What one request did, for the step log.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct RequestStat {
     /// NEED, LIST or FIND.
     pub kind: RequestKind,
     /// The request's argument as written.
     pub arg: String,
     /// LIST and FIND: matches found before any cut; NEED: files sent (whole or cut).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
     pub hits: usize,
     /// Whether anything was cut.
     pub truncated: bool,

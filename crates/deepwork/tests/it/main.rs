@@ -1,0 +1,15 @@
+//! Integration tests: the real `deepwork` binary against real Node programs
+//! (`tests/fixtures/fake-bridge.mjs`, `tests/fixtures/mock-server.mjs`) in temp folders.
+
+mod support;
+
+mod apply;
+mod bridge;
+mod check;
+mod config;
+mod limits;
+mod openai;
+mod protocol_cli;
+mod sandbox;
+mod selftest;
+mod unicode;
