@@ -23,3 +23,39 @@ cargo_need() {
   echo "installing $crate (for $cmd)" >&2
   cargo install --locked "$crate" "$@" >&2
 }
+
+# apt_pkgs PKG...: install the Debian packages that are not installed yet.
+apt_pkgs() {
+  local missing=() p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  echo "installing ${missing[*]}" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  if [ -z "${APT_UPDATED:-}" ]; then
+    $sudo apt-get update -qq >&2
+    APT_UPDATED=1
+  fi
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# The system packages the desktop app needs to build (webkit2gtk) and to be tested headless.
+TAURI_BUILD_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev file)
+TAURI_TEST_PKGS=(xvfb xauth webkit2gtk-driver)
+
+# npm_deps: install the node packages of package-lock.json when node_modules is missing or
+# older than the lock file.
+npm_deps() {
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "installing npm packages" >&2
+    npm ci --no-audit --no-fund >&2
+  fi
+}
+
+# build_app: the front end, then the desktop app (debug; the front end is embedded in it).
+build_app() {
+  npx vite build ui --logLevel warn
+  cargo build -p pult --quiet
+}

@@ -1,18 +1,23 @@
 #!/usr/bin/env bash
-# The README's run command. Until the desktop app lands it builds the deepwork CLI and runs
-# it: with arguments, as `deepwork ARGS`; without, its offline selftest and its --check of the
-# configured bridge.
+# The README's run command: installs what is missing, builds the desktop app and opens it.
+# Arguments go to the app (`npm start -- /path/to/project` opens that folder).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-cargo build --release --quiet -p deepwork
-bin="${CARGO_TARGET_DIR:-$root/target}/release/deepwork"
-if [ $# -gt 0 ]; then
-  cd "${INIT_CWD:-$root}"
-  exec "$bin" "$@"
+. scripts/lib.sh
+
+apt_pkgs "${TAURI_BUILD_PKGS[@]}"
+npm_deps
+build_app
+app="${CARGO_TARGET_DIR:-$root/target}/debug/pult"
+args=()
+for a in "$@"; do
+  # A relative folder is relative to where `npm start` was typed.
+  if [ -e "${INIT_CWD:-$PWD}/$a" ]; then args+=("$(cd "${INIT_CWD:-$PWD}" && realpath "$a")"); else args+=("$a"); fi
+done
+if [ -z "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then
+  apt_pkgs xvfb xauth
+  echo "no display: starting pult under Xvfb" >&2
+  exec xvfb-run -a -s "-screen 0 1280x800x24" "$app" "${args[@]}"
 fi
-"$bin" --selftest
-echo
-"$bin" --check || true
-echo
-echo "Ask about a folder:  npm start -- --dir /path/to/project \"your question\""
+exec "$app" "${args[@]}"

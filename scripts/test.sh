@@ -1,17 +1,28 @@
 #!/usr/bin/env bash
-# The README's test command: installs what is missing, then runs every test.
-# Output ends with the test runner's summary.
+# The README's test command: installs what is missing, then runs every test — lints, the
+# front end's unit tests, the desktop app end to end under Xvfb, and every Rust test. The
+# output ends with the test runner's summary (nextest, last).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
-apt_need git git
+apt_pkgs git "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
 command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
+npm_deps
 cargo_need cargo-nextest cargo-nextest
+cargo_need tauri-driver tauri-driver --version ^2
 
 echo "== format and lints" >&2
 cargo fmt --all -- --check
+build_app # clippy and the tests need ui/dist: tauri embeds it at compile time
 cargo clippy --workspace --all-targets --quiet -- -D warnings
+npx svelte-check --workspace ui --threshold error --output machine | tail -n 3
 
-echo "== tests" >&2
+echo "== front end unit tests" >&2
+npx vitest run --root ui
+
+echo "== end to end: the app under Xvfb" >&2
+xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.e2e.mjs
+
+echo "== Rust tests" >&2
 cargo nextest run --workspace --no-fail-fast

@@ -5,7 +5,7 @@
 //! them to stderr, the app forwards them to its window, and tests collect them, all the same
 //! way.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::exec::Cancel;
 use crate::prompt::Prompts;
@@ -15,7 +15,7 @@ use crate::tools::{self, Limits, RequestStat};
 use crate::transport::{Transport, TransportError};
 
 /// Why a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub enum StopReason {
@@ -40,7 +40,7 @@ impl StopReason {
 
 /// One request of a step's answer and what running it gave. `hits` is `None` for requests
 /// that were not run because the loop stopped.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct StepRequest {
     /// NEED, LIST or FIND.
@@ -55,7 +55,7 @@ pub struct StepRequest {
 }
 
 /// One step: what was sent and what came back.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ts", derive(ts_rs::TS))]
 pub struct Step {
     /// 1-based.

@@ -1,0 +1,5 @@
+//! The commands the front end invokes: a few lines each over the crates.
+
+pub mod folder;
+pub mod run;
+pub mod settings;

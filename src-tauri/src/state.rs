@@ -1,0 +1,66 @@
+//! What the app keeps between commands.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, RwLock};
+
+use deepwork::{Cancel, Sandbox};
+
+use crate::error::{AppError, ErrorCode};
+use crate::folder::FolderIndex;
+use crate::history::History;
+
+/// Where the app's files live.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    /// deepwork's config.json (shared with the CLI).
+    pub config: PathBuf,
+    /// The app's preferences.
+    pub prefs: PathBuf,
+    /// The history database.
+    pub history: PathBuf,
+}
+
+/// The open project folder.
+#[derive(Debug)]
+pub struct OpenFolder {
+    /// The folder as a sandbox.
+    pub sandbox: Sandbox,
+    /// Its file index; replaced whole when the watcher sees changes.
+    pub index: RwLock<Arc<FolderIndex>>,
+    /// Keeps the watch alive; `None` when the platform refused one.
+    pub watcher: Mutex<Option<notify::RecommendedWatcher>>,
+}
+
+/// The app's state. Locks are std mutexes: none is held across an `.await`.
+#[derive(Debug)]
+pub struct AppState {
+    /// File locations.
+    pub paths: Paths,
+    /// Run history.
+    pub history: History,
+    /// The open folder, if any.
+    pub folder: Mutex<Option<Arc<OpenFolder>>>,
+    /// Cancel flags of running runs, by run id; shared with the run threads, which remove
+    /// their own entry when they end.
+    pub runs: Arc<Mutex<HashMap<i64, Cancel>>>,
+    /// The folder given on the command line, handed to the page once.
+    pub initial_folder: Mutex<Option<PathBuf>>,
+}
+
+impl AppState {
+    /// The open folder.
+    ///
+    /// # Errors
+    /// `no_folder` when none is open.
+    pub fn folder(&self) -> Result<Arc<OpenFolder>, AppError> {
+        lock(&self.folder)
+            .clone()
+            .ok_or_else(|| AppError::new(ErrorCode::NoFolder, "no folder is open"))
+    }
+}
+
+/// Locks a mutex; a panic elsewhere does not make the state unusable.
+pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -1,0 +1,104 @@
+// A small W3C WebDriver client over fetch, enough to drive the real app through
+// tauri-driver: sessions, elements, clicks, typing, text, script, screenshots. No npm
+// dependency, nothing that could try to download a browser or a driver.
+
+// The W3C element key; WebKitWebDriver 2.50 answers with a key ending in "cecf" instead, so
+// an element reference is read as the single value of its object.
+const elementId = (ref) => Object.values(ref)[0];
+
+export class WebDriver {
+  constructor(base, sessionId) {
+    this.base = base;
+    this.sessionId = sessionId;
+  }
+
+  static async connect(base, capabilities) {
+    const res = await request(`${base}/session`, 'POST', { capabilities: { alwaysMatch: capabilities } });
+    return new WebDriver(base, res.sessionId);
+  }
+
+  url(path) {
+    return `${this.base}/session/${this.sessionId}${path}`;
+  }
+
+  async find(css) {
+    const v = await request(this.url('/element'), 'POST', { using: 'css selector', value: css });
+    return elementId(v);
+  }
+
+  async findAll(css) {
+    const v = await request(this.url('/elements'), 'POST', { using: 'css selector', value: css });
+    return v.map(elementId);
+  }
+
+  async click(css) {
+    const id = await this.waitFor(css);
+    await request(this.url(`/element/${id}/click`), 'POST', {});
+  }
+
+  async type(css, text) {
+    const id = await this.waitFor(css);
+    await request(this.url(`/element/${id}/value`), 'POST', { text });
+  }
+
+  async text(css) {
+    const id = await this.find(css);
+    return request(this.url(`/element/${id}/text`), 'GET');
+  }
+
+  async texts(css) {
+    const ids = await this.findAll(css);
+    return Promise.all(ids.map((id) => request(this.url(`/element/${id}/text`), 'GET')));
+  }
+
+  async script(body, args = []) {
+    return request(this.url('/execute/sync'), 'POST', { script: body, args });
+  }
+
+  async screenshot() {
+    return Buffer.from(await request(this.url('/screenshot'), 'GET'), 'base64');
+  }
+
+  /** Waits until an element matching `css` exists; returns its id. */
+  async waitFor(css, timeoutMs = 20000) {
+    return this.until(async () => {
+      const ids = await this.findAll(css);
+      return ids[0];
+    }, `element ${css}`, timeoutMs);
+  }
+
+  /** Polls `probe` until it returns something truthy, or fails after `timeoutMs`. */
+  async until(probe, what, timeoutMs = 20000) {
+    const deadline = Date.now() + timeoutMs;
+    let last;
+    for (;;) {
+      try {
+        const v = await probe();
+        if (v) return v;
+        last = v;
+      } catch (e) {
+        last = e;
+      }
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last})`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+
+  async quit() {
+    await request(this.url(''), 'DELETE').catch(() => {});
+  }
+}
+
+async function request(url, method, body) {
+  const res = await fetch(url, {
+    method,
+    headers: body ? { 'content-type': 'application/json' } : {},
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = await res.json().catch(() => ({}));
+  if (!res.ok || (json.value && json.value.error)) {
+    const v = json.value ?? {};
+    throw new Error(`${method} ${url}: ${res.status} ${v.error ?? ''} ${v.message ?? ''}`);
+  }
+  return json.value;
+}

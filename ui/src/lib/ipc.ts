@@ -1,0 +1,86 @@
+// The only module that talks to Tauri. Components and stores call these typed functions;
+// tests mock this module. Every failing call rejects with an `IpcError` carrying the
+// backend's stable `code` (see generated/types.ts: ErrorCode).
+import { Channel, invoke } from '@tauri-apps/api/core';
+import { listen, type UnlistenFn } from '@tauri-apps/api/event';
+import { open as openDialog } from '@tauri-apps/plugin-dialog';
+import type {
+  AppError,
+  CheckReport,
+  DeepworkSettings,
+  ErrorCode,
+  FolderChanged,
+  FolderInfo,
+  Prefs,
+  RunRequest,
+  RunSummary,
+  RunUpdate,
+  RunView,
+  SelectionSize,
+  SettingsView,
+  TreeEntry,
+  WriteOutcome,
+} from './generated/types';
+
+export type * from './generated/types';
+
+export class IpcError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly field: string | null,
+  ) {
+    super(message);
+  }
+}
+
+function isAppError(e: unknown): e is AppError {
+  return typeof e === 'object' && e !== null && 'code' in e && 'message' in e;
+}
+
+async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> {
+  try {
+    return await invoke<T>(cmd, args);
+  } catch (e) {
+    if (isAppError(e)) throw new IpcError(e.code, e.message, e.field);
+    throw new IpcError('internal', String(e), null);
+  }
+}
+
+export const folder = {
+  open(path: string, onChange: (c: FolderChanged) => void): Promise<FolderInfo> {
+    const channel = new Channel<FolderChanged>();
+    channel.onmessage = onChange;
+    return call('open_folder', { path, onChange: channel });
+  },
+  initial: () => call<string | null>('initial_folder'),
+  list: (dir: string) => call<TreeEntry[]>('list_dir', { dir }),
+  selectionSize: (files: string[]) => call<SelectionSize>('selection_size', { files }),
+  async pick(): Promise<string | null> {
+    const picked = await openDialog({ directory: true, multiple: false });
+    return typeof picked === 'string' ? picked : null;
+  },
+  onDropped: (handler: (path: string) => void): Promise<UnlistenFn> =>
+    listen<string>('folder-dropped', (e) => handler(e.payload)),
+};
+
+export const deepwork = {
+  start(request: RunRequest, onUpdate: (u: RunUpdate) => void): Promise<number> {
+    const channel = new Channel<RunUpdate>();
+    channel.onmessage = onUpdate;
+    return call('start_run', { request, onUpdate: channel });
+  },
+  stop: (id: number) => call<void>('stop_run', { id }),
+  write: (id: number, path: string, force: boolean) =>
+    call<WriteOutcome>('write_proposed', { id, path, force }),
+  runs: () => call<RunSummary[]>('list_runs'),
+  run: (id: number) => call<RunView>('get_run', { id }),
+};
+
+export const settings = {
+  get: () => call<SettingsView>('get_settings'),
+  save: (s: DeepworkSettings) => call<SettingsView>('save_settings', { settings: s }),
+  check: () => call<CheckReport>('check_settings'),
+  prefs: () => call<Prefs>('get_prefs'),
+  savePrefs: (prefs: Prefs) => call<void>('save_prefs', { prefs }),
+};
