@@ -46,11 +46,13 @@ TAURI_BUILD_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev fi
 TAURI_TEST_PKGS=(xvfb xauth webkit2gtk-driver)
 
 # npm_deps: install the node packages of package-lock.json when node_modules is missing or
-# older than the lock file.
+# older than the lock file. `npm install`, not `npm ci`: vite 8 names an optional,
+# Windows-only package the registry here does not serve, which `npm ci` refuses and
+# `npm install` skips, as optional packages should be.
 npm_deps() {
   if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
     echo "installing npm packages" >&2
-    npm ci --no-audit --no-fund >&2
+    npm install --no-audit --no-fund >&2
   fi
 }
 
