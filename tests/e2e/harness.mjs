@@ -51,8 +51,8 @@ export function makeHome(name) {
  * Starts tauri-driver with `env` (the app inherits it) and opens a session on the app with
  * `args`. Returns { driver, stop }.
  */
-export async function launch({ env, args = [] }) {
-  if (!fs.existsSync(APP)) throw new Error(`the app is not built: ${APP}`);
+export async function launch({ env, args = [], appPath = APP }) {
+  if (!fs.existsSync(appPath)) throw new Error(`the app is not built: ${appPath}`);
   const port = await freePort();
   const nativePort = await freePort();
   const child = spawn('tauri-driver', ['--port', String(port), '--native-port', String(nativePort)], {
@@ -63,10 +63,12 @@ export async function launch({ env, args = [] }) {
   child.stdout.on('data', (d) => (log += d));
   child.stderr.on('data', (d) => (log += d));
   try {
+    // tauri-driver listens first, then starts WebKitWebDriver on the native port: wait for both.
     await waitForPort(port, child);
+    await waitForPort(nativePort, child);
     const driver = await WebDriver.connect(`http://127.0.0.1:${port}`, {
       browserName: 'wry',
-      'tauri:options': { application: APP, args },
+      'tauri:options': { application: appPath, args },
     });
     const stop = async () => {
       await driver.quit();
