@@ -31,6 +31,8 @@ pub struct Invocation {
     pub model: Option<String>,
     pub env: BTreeMap<String, String>,
     pub user: Option<(u32, u32)>,
+    /// Inherit the daemon's environment (else only `PATH` and `env`).
+    pub inherit_env: bool,
     /// Where the raw stream-json goes.
     pub log: PathBuf,
     pub timeout: Duration,
@@ -67,6 +69,7 @@ impl Invocation {
         }
         s.env = self.env.clone();
         s.user = self.user;
+        s.clear_env = !self.inherit_env;
         s
     }
 }

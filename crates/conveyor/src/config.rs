@@ -89,6 +89,13 @@ pub struct Config {
     /// Extra environment for the agent on top of the daemon's own.
     #[serde(default)]
     pub agent_env: BTreeMap<String, String>,
+    /// Whether the agent inherits the daemon's environment (then `agent_env` on top); `false`
+    /// gives it only `PATH` and `agent_env`.
+    #[serde(default = "yes")]
+    pub agent_env_inherit: bool,
+    /// `false`: serve the API only and start no line (a read-only replica, tests).
+    #[serde(default = "yes")]
+    pub run_lines: bool,
     /// A step's run is stopped after this long.
     #[serde(default = "default_step_timeout")]
     pub step_timeout_secs: u64,
@@ -118,6 +125,9 @@ pub struct Config {
 
 fn default_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8790))
+}
+fn yes() -> bool {
+    true
 }
 fn default_slots() -> usize {
     3

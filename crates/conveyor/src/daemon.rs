@@ -227,8 +227,12 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
             tracing::error!(error = %e, "API server failed");
         }
     });
-    let sched = shared.clone();
-    tasks.spawn(async move { scheduler::run(sched).await });
+    if shared.cfg.run_lines {
+        let sched = shared.clone();
+        tasks.spawn(async move { scheduler::run(sched).await });
+    } else {
+        tracing::info!("run_lines = false: serving the API only");
+    }
     Ok(ServerHandle {
         addr,
         shutdown,

@@ -28,6 +28,8 @@ pub struct Spec {
     pub env_remove: Vec<String>,
     /// Run as this uid/gid (Unix).
     pub user: Option<(u32, u32)>,
+    /// Start from an empty environment (only `PATH` kept) instead of the daemon's.
+    pub clear_env: bool,
 }
 
 impl Spec {
@@ -40,6 +42,7 @@ impl Spec {
             env: BTreeMap::new(),
             env_remove: Vec::new(),
             user: None,
+            clear_env: false,
         }
     }
 
@@ -82,6 +85,12 @@ impl Spec {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
+        if self.clear_env {
+            c.env_clear();
+            if let Some(p) = std::env::var_os("PATH") {
+                c.env("PATH", p);
+            }
+        }
         for k in &self.env_remove {
             c.env_remove(k);
         }

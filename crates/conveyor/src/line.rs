@@ -378,6 +378,7 @@ async fn run_step(
             model: sh.cfg.model.clone(),
             env: agent_env(sh, line, step),
             user: sh.agent_user,
+            inherit_env: sh.cfg.agent_env_inherit,
             log,
             timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
         };

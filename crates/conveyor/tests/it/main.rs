@@ -1,1 +1,5 @@
-fn main() {}
+//! Integration tests of conveyor: the real `claude` binary (from `node_modules`) against a
+//! scripted mock of the Anthropic API, real git repositories and SQLite files in temp folders.
+
+mod line_e2e;
+mod support;
