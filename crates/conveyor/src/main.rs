@@ -29,6 +29,7 @@ fn main() -> anyhow::Result<()> {
                 .unwrap_or_else(|_| "info,sqlx=warn,tower_http=warn".into()),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let cli = Cli::parse();
     let Cmd::Serve { config } = cli.cmd;
