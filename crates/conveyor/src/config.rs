@@ -330,6 +330,20 @@ mod tests {
     }
 
     #[test]
+    fn the_documented_example_config_loads() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/conveyor.example.toml");
+        let c = Config::load(&p).unwrap();
+        assert_eq!(c.listen.port(), 8790);
+        assert_eq!(c.data_dir, PathBuf::from("/var/lib/conveyor"));
+        assert_eq!(c.budget.threshold_usd, 50.0);
+        let u: Config = toml::from_str(
+            "data_dir = \"d\"\ntoken = \"t\"\nroot_mode = { user = \"conveyor\" }\n",
+        )
+        .unwrap();
+        assert_eq!(u.root_mode, Some(RootMode::User("conveyor".into())));
+    }
+
+    #[test]
     fn checklist_parses_the_design_example() {
         let c = Checklist::parse(
             r#"regression = "cargo test"

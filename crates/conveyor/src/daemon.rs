@@ -36,6 +36,9 @@ pub struct Shared {
     /// Lines being advanced now, with a token that cancels just that line's run.
     // std Mutex: never held across an await.
     pub running: Mutex<HashMap<String, CancellationToken>>,
+    /// `GET /api/lines` answers by query, with the event generation they were made at.
+    // std Mutex: never held across an await.
+    pub list_cache: Mutex<HashMap<String, CachedList>>,
     /// The uid/gid the agent runs as, when the root mode says so.
     pub agent_user: Option<(u32, u32)>,
     pub root_mode: RootMode,
@@ -118,6 +121,18 @@ impl Shared {
     }
 }
 
+/// One cached `GET /api/lines` answer: valid while no event happened since and for at most
+/// [`LIST_CACHE_TTL`] (a safety net for writes that emit no event, such as a run's cost).
+#[derive(Debug, Clone)]
+pub struct CachedList {
+    pub generation: u64,
+    pub made: std::time::Instant,
+    pub body: axum::body::Bytes,
+}
+
+/// How long a cached list answer may live without an event.
+pub const LIST_CACHE_TTL: std::time::Duration = std::time::Duration::from_millis(1000);
+
 /// A running daemon.
 #[derive(Debug)]
 pub struct ServerHandle {
@@ -199,6 +214,7 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
         wake: Notify::new(),
         shutdown: shutdown.clone(),
         running: Mutex::new(HashMap::new()),
+        list_cache: Mutex::new(HashMap::new()),
         agent_user,
         root_mode,
         cfg,

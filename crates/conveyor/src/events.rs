@@ -14,6 +14,13 @@ pub struct Events {
     seq: AtomicU64,
 }
 
+impl Events {
+    /// Bumped by every event: read caches compare it to know they are stale.
+    pub fn generation(&self) -> u64 {
+        self.seq.load(Ordering::Acquire)
+    }
+}
+
 impl Default for Events {
     fn default() -> Self {
         Events {
@@ -37,7 +44,7 @@ impl Events {
     /// Sends an event to whoever listens (nobody listening is fine).
     pub fn emit(&self, kind: EventKind, body: EventBody) {
         let ev = Event {
-            seq: self.seq.fetch_add(1, Ordering::Relaxed) + 1,
+            seq: self.seq.fetch_add(1, Ordering::AcqRel) + 1,
             kind,
             line_id: body.line_id,
             project_id: body.project_id,

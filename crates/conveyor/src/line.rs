@@ -558,7 +558,7 @@ async fn run_step(
                 return Ok(());
             }
             Verdict::Failed { reason } => {
-                return fail_step(sh, line, step, &worktree, &checkpoint, &reason).await;
+                return fail_step(sh, line, step, &worktree, &checkpoint, &reason, true).await;
             }
         }
     }
@@ -644,13 +644,25 @@ async fn finish_step(
     } else {
         run_checks(sh, worktree, checks, cancel).await?
     };
+    if cancel.is_cancelled() {
+        // Stopped while the daemon checked: the step is resumed after the restart.
+        git::reset_to(worktree, checkpoint).await?;
+        set_run_outcome(sh, run_id, "interrupted").await?;
+        sqlx::query("UPDATE steps SET state = 'interrupted', rolled_back = ? WHERE id = ?")
+            .bind("the daemon stopped while the step's checks ran")
+            .bind(&step.id)
+            .execute(&sh.store.pool)
+            .await?;
+        return Ok(());
+    }
     if !red.is_empty() {
         set_run_outcome(sh, run_id, "red").await?;
         let reason = format!(
             "checks still red after {blocks} Stop-hook round(s):\n{}",
             red.join("\n")
         );
-        return fail_step(sh, line, step, worktree, checkpoint, &reason).await;
+        // The hook already gave the agent its rounds: no new attempt, Anton decides.
+        return fail_step(sh, line, step, worktree, checkpoint, &reason, false).await;
     }
     let message = format!("conveyor: line {} step {}: {}", line.id, step.n, step.title);
     let sha = git::checkpoint(worktree, &sh.identity(), &message).await?;
@@ -701,7 +713,8 @@ async fn finish_step(
     Ok(())
 }
 
-/// A failed attempt: roll back; retry while attempts are left, else the line needs Anton.
+/// A failed attempt: roll back; when `retry`, attempt again while attempts are left; else the
+/// line needs Anton with the reason.
 async fn fail_step(
     sh: &Shared,
     line: &LineRow,
@@ -709,6 +722,7 @@ async fn fail_step(
     worktree: &Path,
     checkpoint: &str,
     reason: &str,
+    retry: bool,
 ) -> Result<()> {
     git::reset_to(worktree, checkpoint).await?;
     let failed: i64 = sqlx::query_scalar(
@@ -717,7 +731,7 @@ async fn fail_step(
     .bind(&step.id)
     .fetch_one(&sh.store.pool)
     .await?;
-    if failed < i64::from(sh.cfg.step_attempts) {
+    if retry && failed < i64::from(sh.cfg.step_attempts) {
         sqlx::query("UPDATE steps SET state = 'pending', error = ?, rolled_back = ? WHERE id = ?")
             .bind(reason)
             .bind(format!(

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{
@@ -16,6 +17,7 @@ use conveyor_api::{
 use serde::Deserialize;
 
 use super::{ApiError, AppState};
+use crate::daemon::{CachedList, LIST_CACHE_TTL};
 use crate::events::EventBody;
 use crate::git;
 use crate::store::{LineRow, StepWithCost, now_ms};
@@ -49,7 +51,7 @@ const JOURNAL_LIMIT: i64 = 500;
 async fn list(
     State(st): State<AppState>,
     q: Result<Query<ListQuery>, QueryRejection>,
-) -> Result<Json<Vec<Line>>, ApiError> {
+) -> Result<Response, ApiError> {
     let Query(q) = q?;
     if let Some(s) = &q.state
         && LineState::parse(s).is_none()
@@ -57,25 +59,54 @@ async fn list(
         return Err(ApiError::bad_request(format!("unknown state {s:?}")));
     }
     let limit = q.limit.unwrap_or(200).clamp(1, 1000);
+    let offset = q.offset.unwrap_or(0).max(0);
+    // The list is what a UI polls: answers are cached until the next event (every state change
+    // emits one) or for at most LIST_CACHE_TTL.
+    let key = format!("{:?}|{:?}|{limit}|{offset}", q.state, q.project);
+    let generation = st.events.generation();
+    if let Some(c) = st.list_cache.lock().expect("cache poisoned").get(&key)
+        && c.generation == generation
+        && c.made.elapsed() < LIST_CACHE_TTL
+    {
+        return Ok(json_bytes(c.body.clone()));
+    }
     let rows = st
         .store
-        .lines(
-            q.state.as_deref(),
-            q.project.as_deref(),
-            limit,
-            q.offset.unwrap_or(0).max(0),
-        )
+        .lines(q.state.as_deref(), q.project.as_deref(), limit, offset)
         .await?;
     let ids: Vec<String> = rows.iter().map(|l| l.id.clone()).collect();
     let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
     for s in st.store.steps_with_cost_for(&ids).await? {
         steps.entry(s.line_id.clone()).or_default().push(s.to_api());
     }
-    Ok(Json(
-        rows.iter()
-            .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
-            .collect(),
-    ))
+    let lines: Vec<Line> = rows
+        .iter()
+        .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
+        .collect();
+    let body = axum::body::Bytes::from(
+        serde_json::to_vec(&lines).map_err(|e| crate::Error::Internal(e.to_string()))?,
+    );
+    let mut cache = st.list_cache.lock().expect("cache poisoned");
+    if cache.len() > 256 {
+        cache.clear();
+    }
+    cache.insert(
+        key,
+        CachedList {
+            generation,
+            made: std::time::Instant::now(),
+            body: body.clone(),
+        },
+    );
+    Ok(json_bytes(body))
+}
+
+fn json_bytes(body: axum::body::Bytes) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
 }
 
 #[utoipa::path(post, path = "/api/lines", request_body = NewLine,

@@ -103,3 +103,44 @@ async fn a_step_that_does_not_fit_the_window_waits_at_its_checkpoint() {
     assert!(l.line.steps.iter().all(|s| s.attempts == 0));
     handle.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_still_red_after_three_hook_rounds_fail_the_step_with_what_stayed_red() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mock = Mock::start();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let (handle, c, p) = daemon_with(
+        tmp.path(),
+        &claude_bin(),
+        Some(agent_env(&mock, &home, false)),
+        "",
+    )
+    .await;
+    let id = line(&c, &p, "stubborn").await;
+    let session = c.line(&id).await.unwrap().line.session_id;
+    let plan = serde_json::json!({"steps": [{"title": "never", "task": "x", "checks": [{"cmd": "test -f never.txt"}]}]});
+    // The model keeps claiming it is done without doing anything.
+    mock.script(
+        &session,
+        serde_json::json!({"1": [write_plan(&plan), text("planned")], "2": []}),
+    )
+    .await;
+    let l = wait_state(&c, &id, LineState::NeedsHuman, 120).await;
+    let reason = l.line.reason.unwrap();
+    assert!(
+        reason.contains("still red after 3 Stop-hook round(s)"),
+        "{reason}"
+    );
+    assert!(reason.contains("test -f never.txt"), "{reason}");
+    assert_eq!(l.line.steps[1].state, StepState::Failed);
+    // One answer plus one per block.
+    let step2 = mock
+        .requests(&session)
+        .await
+        .into_iter()
+        .filter(|e| e["step"] == 2)
+        .count();
+    assert_eq!(step2, 4);
+    handle.stop().await;
+}
