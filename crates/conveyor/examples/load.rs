@@ -231,6 +231,10 @@ fn main() {
             vec![format!("{base}/api/lines?limit=1000")],
         ),
         (
+            "GET /api/lines (default page) while 10 writes/s invalidate the cache",
+            vec![format!("{base}/api/lines")],
+        ),
+        (
             "GET /api/lines/{id} (steps, 100 journal entries, budget)",
             (0..LINES)
                 .map(|l| format!("{base}/api/lines/line-{l:04}"))
@@ -240,11 +244,32 @@ fn main() {
     println!("rate {rate}/s for {secs}s per endpoint, open loop, 127.0.0.1");
     println!("| endpoint | requests | errors | p50 ms | p90 ms | p99 ms | max ms | body bytes |");
     println!("|---|---|---|---|---|---|---|---|");
+    let churn_url = format!("{base}/api/lines/line-0001");
     for (name, urls) in cases {
         let urls = Arc::new(urls);
+        let churn = name.contains("writes");
         // Warm-up: a second's worth, not measured.
         client_rt.block_on(drive(&client, urls.clone(), "bench", rate, 1));
+        // A writer changing a line's priority 10 times a second (each change is an event).
+        let writer = churn.then(|| {
+            let client = client.clone();
+            let url = churn_url.clone();
+            client_rt.spawn(async move {
+                for i in 0..secs * 10 + 20 {
+                    let _ = client
+                        .patch(&url)
+                        .bearer_auth("bench")
+                        .json(&serde_json::json!({"priority": i % 7}))
+                        .send()
+                        .await;
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            })
+        });
         let (lat, errors, bytes) = client_rt.block_on(drive(&client, urls, "bench", rate, secs));
+        if let Some(w) = writer {
+            w.abort();
+        }
         let ms = |d: Duration| d.as_secs_f64() * 1000.0;
         println!(
             "| {name} | {} | {errors} | {:.1} | {:.1} | {:.1} | {:.1} | {bytes} |",

@@ -39,6 +39,8 @@ pub struct Shared {
     /// `GET /api/lines` answers by query, with the event generation they were made at.
     // std Mutex: never held across an await.
     pub list_cache: Mutex<HashMap<String, CachedList>>,
+    /// One `GET /api/lines` recomputation at a time; the others wait and take its answer.
+    pub list_refresh: tokio::sync::Mutex<()>,
     /// The uid/gid the agent runs as, when the root mode says so.
     pub agent_user: Option<(u32, u32)>,
     pub root_mode: RootMode,
@@ -215,6 +217,7 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
         shutdown: shutdown.clone(),
         running: Mutex::new(HashMap::new()),
         list_cache: Mutex::new(HashMap::new()),
+        list_refresh: tokio::sync::Mutex::new(()),
         agent_user,
         root_mode,
         cfg,

@@ -63,12 +63,22 @@ async fn list(
     // The list is what a UI polls: answers are cached until the next event (every state change
     // emits one) or for at most LIST_CACHE_TTL.
     let key = format!("{:?}|{:?}|{limit}|{offset}", q.state, q.project);
+    let cached = |st: &AppState, generation: u64| {
+        st.list_cache
+            .lock()
+            .expect("cache poisoned")
+            .get(&key)
+            .filter(|c| c.generation == generation && c.made.elapsed() < LIST_CACHE_TTL)
+            .map(|c| c.body.clone())
+    };
+    if let Some(body) = cached(&st, st.events.generation()) {
+        return Ok(json_bytes(body));
+    }
+    // Single flight: whoever waited here takes the answer the one before it made.
+    let _flight = st.list_refresh.lock().await;
     let generation = st.events.generation();
-    if let Some(c) = st.list_cache.lock().expect("cache poisoned").get(&key)
-        && c.generation == generation
-        && c.made.elapsed() < LIST_CACHE_TTL
-    {
-        return Ok(json_bytes(c.body.clone()));
+    if let Some(body) = cached(&st, generation) {
+        return Ok(json_bytes(body));
     }
     let rows = st
         .store
