@@ -4,6 +4,7 @@
 mod api;
 mod crash;
 mod dead_ends;
+mod flow;
 mod line_e2e;
 mod support;
 mod usage_limit;
