@@ -214,6 +214,8 @@ pub enum Verdict {
     },
     /// `--session-id` of a session that already exists: retry with `--resume`.
     SessionInUse,
+    /// `--resume` of a session the CLI does not know ("No conversation found").
+    NoConversation { reason: String },
     /// The line cannot go on without Anton (not logged in, unknown session, no binary).
     Fatal { reason: String },
     /// The run failed; the step may be attempted again.
@@ -259,12 +261,7 @@ impl Report {
                 };
             }
             if stderr.contains("No conversation found") {
-                return Verdict::Fatal {
-                    reason: format!(
-                        "the line's session is gone, a new one would lose its context: {}",
-                        exec::tail(stderr, 300)
-                    ),
-                };
+                return no_conversation(stderr);
             }
             let detail = if text.is_empty() {
                 r.errors.clone().unwrap_or_default().join("; ")
@@ -283,12 +280,7 @@ impl Report {
             return Verdict::SessionInUse;
         }
         if stderr.contains("No conversation found") {
-            return Verdict::Fatal {
-                reason: format!(
-                    "the line's session is gone, a new one would lose its context: {}",
-                    exec::tail(stderr, 300)
-                ),
-            };
+            return no_conversation(stderr);
         }
         if self.timed_out {
             return Verdict::Failed {
@@ -303,6 +295,15 @@ impl Report {
                 exec::tail(stderr, 1000)
             ),
         }
+    }
+}
+
+fn no_conversation(stderr: &str) -> Verdict {
+    Verdict::NoConversation {
+        reason: format!(
+            "the line's session is gone, a new one would lose its context: {}",
+            exec::tail(stderr, 300)
+        ),
     }
 }
 
@@ -502,7 +503,7 @@ mod tests {
             }),
             ..Report::default()
         };
-        assert!(matches!(r.verdict(), Verdict::Fatal { .. }));
+        assert!(matches!(r.verdict(), Verdict::NoConversation { .. }));
     }
 
     #[test]

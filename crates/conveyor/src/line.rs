@@ -318,8 +318,9 @@ async fn run_step(
     };
     let answers = undelivered_answers(sh, &line.id).await?;
     let mut resume = line.session_started;
-    // At most twice: a first run refused with "already in use" is retried with --resume.
-    for _ in 0..2 {
+    // A first run refused with "already in use" is retried with --resume; a --resume of a
+    // session whose first run died before the CLI saved anything is retried with --session-id.
+    for _ in 0..3 {
         let attempt = step.attempts + 1;
         sqlx::query("UPDATE steps SET state = 'running', attempts = ?, error = NULL WHERE id = ?")
             .bind(attempt)
@@ -417,6 +418,7 @@ async fn run_step(
             Verdict::Finished => "finished",
             Verdict::UsageLimit { .. } => "usage_limit",
             Verdict::SessionInUse => "session_in_use",
+            Verdict::NoConversation { .. } => "no_conversation",
             Verdict::Fatal { .. } => "fatal",
             Verdict::Failed { .. } => "failed",
             Verdict::Interrupted => "interrupted",
@@ -544,6 +546,27 @@ async fn run_step(
                     },
                 );
                 return Ok(());
+            }
+            Verdict::NoConversation { reason } => {
+                // Safe to start the conversation only if no run of the line ever got as far as
+                // a result: then there is no context to lose. Otherwise Anton decides.
+                let results: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL",
+                )
+                .bind(&line.id)
+                .bind(run_id)
+                .fetch_one(&sh.store.pool)
+                .await?;
+                if resume && results == 0 {
+                    tracing::warn!(line = %line.id, "the session was never saved: starting it with --session-id");
+                    sqlx::query("UPDATE lines SET session_started = 0 WHERE id = ?")
+                        .bind(&line.id)
+                        .execute(&sh.store.pool)
+                        .await?;
+                    resume = false;
+                    continue;
+                }
+                return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;
             }
             Verdict::Fatal { reason } => {
                 return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;

@@ -166,3 +166,148 @@ async fn cancelling_a_running_line_stops_its_agent_and_rolls_back() {
     );
     handle.stop().await;
 }
+
+/// Stops the daemon while the planner waits for its answer at `held_turn`, starts it again
+/// (with an empty `HOME` for the agent when `lose_transcripts`), and returns the request that
+/// opened the step's next attempt.
+async fn stop_and_start_during_the_planner(
+    held_turn: usize,
+    lose_transcripts: bool,
+) -> serde_json::Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
+    let line = c
+        .create_line(&NewLine {
+            project_id: project,
+            title: "stop".into(),
+            task: "x".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let s = line.session_id.clone();
+    let plan = json!({"steps": [{"title": "b", "task": "add b.txt", "checks": [{"cmd": "test -f b.txt"}]}]});
+    let mut first = vec![bash("echo looking around"); held_turn];
+    first.push(json!({"text": "thinking", "hold": true}));
+    mock.script(
+        &s,
+        json!({
+            "1.1": first,
+            "1": [write_plan(&plan), text("planned")],
+            "2": [write("b.txt", "b\n"), text("done")],
+        }),
+    )
+    .await;
+    wait_for(120, "the planner's held turn", || async {
+        mock.requests(&s)
+            .await
+            .iter()
+            .any(|e| e["step"] == 1 && e["turn"] == held_turn)
+            .then_some(())
+    })
+    .await;
+    let step = c.line(&line.id).await.unwrap().line.steps[0].id.clone();
+    handle.stop().await;
+    assert!(
+        conveyor::exec::groups_with_env("CONVEYOR_STEP", &step).is_empty(),
+        "stop left the agent running"
+    );
+
+    let home = tmp
+        .path()
+        .join(if lose_transcripts { "home2" } else { "home" });
+    std::fs::create_dir_all(&home).unwrap();
+    let cfg = config(
+        &tmp.path().join("data"),
+        &claude_bin(),
+        Some(agent_env(&mock, &home, false)),
+        "",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    assert_eq!(done.line.steps[0].attempts, 2);
+    let reqs = mock.requests(&s).await;
+    // The executor step resumed the session the planner's second attempt made.
+    let exec = reqs.iter().find(|e| e["step"] == 2).unwrap();
+    assert!(
+        exec["conversation"]
+            .as_str()
+            .unwrap()
+            .contains("conveyor step 1 attempt 2")
+    );
+    handle.stop().await;
+    reqs.into_iter()
+        .find(|e| e["step"] == 1 && e["attempt"] == 2)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_session() {
+    let resumed = stop_and_start_during_the_planner(1, false).await;
+    let conv = resumed["conversation"].as_str().unwrap();
+    assert!(conv.contains("conveyor step 1 attempt 1"), "{conv}");
+    assert!(
+        conv.contains("rolled back to the last checkpoint"),
+        "{conv}"
+    );
+}
+
+/// The CLI had not saved the conversation (stopped before its first answer; seen here, it is a
+/// race inside the CLI, so the test takes the transcripts away): `--resume` finds nothing, and
+/// as no run of the line ever got a result there is no context to lose, so the session is
+/// started with `--session-id` instead of stopping the line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_step_stopped_before_anything_was_saved_starts_its_session_again() {
+    let again = stop_and_start_during_the_planner(0, true).await;
+    let conv = again["conversation"].as_str().unwrap();
+    assert!(!conv.contains("conveyor step 1 attempt 1"), "{conv}");
+}
+
+/// "No conversation found" after a finished step: the line needs Anton; a new conversation
+/// is never started silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_session_after_a_finished_step_stops_the_line_for_anton() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
+    let line = c
+        .create_line(&NewLine {
+            project_id: project,
+            title: "lost".into(),
+            task: "x".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let s = line.session_id.clone();
+    let plan = json!({"steps": [{"title": "b", "task": "add b.txt", "checks": [{"cmd": "test -f b.txt"}]}]});
+    mock.script(
+        &s,
+        json!({"1": [write_plan(&plan), text("planned")], "2.1": [{"text": "hm", "hold": true}]}),
+    )
+    .await;
+    wait_for(120, "the executor's held turn", || async {
+        mock.requests(&s)
+            .await
+            .iter()
+            .any(|e| e["step"] == 2)
+            .then_some(())
+    })
+    .await;
+    handle.stop().await;
+    let home2 = tmp.path().join("home2");
+    std::fs::create_dir_all(&home2).unwrap();
+    let cfg = config(
+        &tmp.path().join("data"),
+        &claude_bin(),
+        Some(agent_env(&mock, &home2, false)),
+        "",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let l = wait_state(&c, &line.id, LineState::NeedsHuman, 120).await;
+    assert!(l.line.reason.unwrap().contains("session is gone"));
+    // Nothing was sent after the restart: no new conversation under the line's id.
+    assert!(!mock.requests(&s).await.iter().any(|e| e["attempt"] == 2));
+    handle.stop().await;
+}
