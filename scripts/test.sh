@@ -9,9 +9,9 @@ apt_need git git
 command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
 cargo_need cargo-nextest cargo-nextest
 # The real Claude Code CLI, pinned in package.json, for conveyor's integration tests.
-if [ ! -x node_modules/.bin/claude ]; then
-  echo "installing node packages (npm ci)" >&2
-  npm ci --no-audit --no-fund >&2
+if [ ! -x node_modules/.bin/claude ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  echo "installing npm packages" >&2
+  npm install --no-audit --no-fund >&2
 fi
 
 echo "== format and lints" >&2
