@@ -48,9 +48,11 @@ fn spawn_daemon(config: &Path, log: &Path) -> Daemon {
             }
         }
     });
-    let addr = rx
-        .recv_timeout(std::time::Duration::from_secs(30))
-        .expect("conveyord did not start listening");
+    let Ok(addr) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("conveyord did not start listening");
+    };
     Daemon {
         child,
         client: Client::new(format!("http://{addr}"), Some(TOKEN.into())),
@@ -58,9 +60,14 @@ fn spawn_daemon(config: &Path, log: &Path) -> Daemon {
 }
 
 impl Daemon {
-    fn kill9(mut self) {
-        self.child.kill().unwrap(); // SIGKILL
-        self.child.wait().unwrap();
+    /// SIGKILL, as `kill -9` does.
+    fn kill9(self) {}
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill(); // SIGKILL
+        let _ = self.child.wait();
     }
 }
 
