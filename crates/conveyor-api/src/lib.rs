@@ -1,0 +1,20 @@
+//! Wire types of the conveyor daemon's HTTP API, shared by the daemon, the desktop app and the
+//! tests, and an async HTTP client over them.
+//!
+//! Field names are exactly those of DESIGN.md's API (snake_case). The TypeScript types for the
+//! front end are generated from these structs with ts-rs into `bindings/conveyor.ts` (committed;
+//! a test fails when the file is stale). Times are RFC 3339 strings in UTC.
+
+mod client;
+mod types;
+
+pub use client::{Client, ClientError, EventStream};
+pub use types::*;
+
+/// The whole generated TypeScript file: every wire type, in dependency order.
+///
+/// `cargo test -p conveyor-api` compares it with the committed `bindings/conveyor.ts`; run with
+/// `UPDATE_BINDINGS=1` to rewrite the file.
+pub fn typescript() -> String {
+    types::typescript()
+}

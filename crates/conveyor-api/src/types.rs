@@ -1,0 +1,546 @@
+//! The request and response bodies of the API.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+/// Derives shared by every wire type.
+macro_rules! wire {
+    ($(#[$m:meta])* $vis:vis struct $name:ident $body:tt) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+        #[cfg_attr(feature = "openapi", derive(ToSchema))]
+        $vis struct $name $body
+    };
+    ($(#[$m:meta])* $vis:vis enum $name:ident $body:tt) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, TS)]
+        #[cfg_attr(feature = "openapi", derive(ToSchema))]
+        #[serde(rename_all = "snake_case")]
+        $vis enum $name $body
+    };
+}
+
+wire! {
+    /// `GET /api/health`.
+    pub struct Health {
+        pub status: String,
+        pub version: String,
+    }
+}
+
+wire! {
+    /// Every error response: a stable `code` to branch on and a human message.
+    pub struct ApiErrorBody {
+        pub code: String,
+        pub message: String,
+    }
+}
+
+wire! {
+    /// A git repository on the server that lines work in.
+    pub struct Project {
+        pub id: String,
+        pub name: String,
+        pub repo_path: String,
+        pub main_branch: String,
+        pub created_at: String,
+    }
+}
+
+wire! {
+    /// `POST /api/projects`.
+    pub struct NewProject {
+        pub name: String,
+        pub repo_path: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        pub main_branch: Option<String>,
+    }
+}
+
+wire! {
+    /// Where a line is in its life (DESIGN.md, "Line states").
+    pub enum LineState {
+        Queued,
+        Planning,
+        Running,
+        WaitingBudget,
+        WaitingAnswer,
+        Gate,
+        Fixing,
+        Merging,
+        Deploying,
+        AwaitingAcceptance,
+        Accepted,
+        NeedsHuman,
+        RolledBack,
+        Blocked,
+        Cancelled,
+    }
+}
+
+impl LineState {
+    /// Every state, for parsing and filters.
+    pub const ALL: [LineState; 15] = [
+        LineState::Queued,
+        LineState::Planning,
+        LineState::Running,
+        LineState::WaitingBudget,
+        LineState::WaitingAnswer,
+        LineState::Gate,
+        LineState::Fixing,
+        LineState::Merging,
+        LineState::Deploying,
+        LineState::AwaitingAcceptance,
+        LineState::Accepted,
+        LineState::NeedsHuman,
+        LineState::RolledBack,
+        LineState::Blocked,
+        LineState::Cancelled,
+    ];
+
+    /// The snake_case name used on the wire and in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LineState::Queued => "queued",
+            LineState::Planning => "planning",
+            LineState::Running => "running",
+            LineState::WaitingBudget => "waiting_budget",
+            LineState::WaitingAnswer => "waiting_answer",
+            LineState::Gate => "gate",
+            LineState::Fixing => "fixing",
+            LineState::Merging => "merging",
+            LineState::Deploying => "deploying",
+            LineState::AwaitingAcceptance => "awaiting_acceptance",
+            LineState::Accepted => "accepted",
+            LineState::NeedsHuman => "needs_human",
+            LineState::RolledBack => "rolled_back",
+            LineState::Blocked => "blocked",
+            LineState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<LineState> {
+        LineState::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+wire! {
+    /// How strict the line's chain of roles is.
+    pub enum Level {
+        Light,
+        Medium,
+        Full,
+    }
+}
+
+impl Level {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Light => "light",
+            Level::Medium => "medium",
+            Level::Full => "full",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "light" => Some(Level::Light),
+            "medium" => Some(Level::Medium),
+            "full" => Some(Level::Full),
+            _ => None,
+        }
+    }
+}
+
+wire! {
+    /// A line: one unit of work in one project.
+    pub struct Line {
+        pub id: String,
+        pub project_id: String,
+        pub title: String,
+        pub task: String,
+        pub priority: i32,
+        pub state: LineState,
+        pub level: Option<Level>,
+        pub session_id: String,
+        pub branch: String,
+        /// Why the line stopped or waits, in words.
+        pub reason: Option<String>,
+        pub park_until: Option<String>,
+        pub steps: Vec<Step>,
+        /// Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
+        pub cost_usd: f64,
+        pub created_at: String,
+        pub updated_at: String,
+    }
+}
+
+wire! {
+    /// `GET /api/lines/{id}`: the line with its journal and budget use.
+    pub struct LineDetail {
+        #[serde(flatten)]
+        pub line: Line,
+        pub journal: Vec<JournalEntry>,
+        pub budget: LineBudget,
+    }
+}
+
+wire! {
+    /// What one line has used so far.
+    pub struct LineBudget {
+        pub cost_usd: f64,
+        pub runs: u32,
+        pub tokens: Tokens,
+    }
+}
+
+wire! {
+    /// `POST /api/lines`.
+    pub struct NewLine {
+        pub project_id: String,
+        pub title: String,
+        pub task: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        pub priority: Option<i32>,
+    }
+}
+
+wire! {
+    /// `PATCH /api/lines/{id}`.
+    pub struct LinePatch {
+        pub priority: i32,
+    }
+}
+
+wire! {
+    /// `POST /api/lines/{id}/remarks`.
+    pub struct Remarks {
+        pub text: String,
+    }
+}
+
+wire! {
+    /// The role a step plays.
+    pub enum StepKind {
+        Planner,
+        Executor,
+        Reviewer,
+        Tester,
+        Skeptic,
+        Fixer,
+        Remarks,
+    }
+}
+
+impl StepKind {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepKind::Planner => "planner",
+            StepKind::Executor => "executor",
+            StepKind::Reviewer => "reviewer",
+            StepKind::Tester => "tester",
+            StepKind::Skeptic => "skeptic",
+            StepKind::Fixer => "fixer",
+            StepKind::Remarks => "remarks",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<StepKind> {
+        [
+            StepKind::Planner,
+            StepKind::Executor,
+            StepKind::Reviewer,
+            StepKind::Tester,
+            StepKind::Skeptic,
+            StepKind::Fixer,
+            StepKind::Remarks,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+wire! {
+    /// Where a step is.
+    pub enum StepState {
+        Pending,
+        Running,
+        Done,
+        Failed,
+        /// The daemon died or stopped while it ran; it is resumed in its session.
+        Interrupted,
+        Cancelled,
+    }
+}
+
+impl StepState {
+    /// The snake_case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StepState::Pending => "pending",
+            StepState::Running => "running",
+            StepState::Done => "done",
+            StepState::Failed => "failed",
+            StepState::Interrupted => "interrupted",
+            StepState::Cancelled => "cancelled",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<StepState> {
+        [
+            StepState::Pending,
+            StepState::Running,
+            StepState::Done,
+            StepState::Failed,
+            StepState::Interrupted,
+            StepState::Cancelled,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+}
+
+wire! {
+    /// One `claude -p` run (or several attempts of it) of a line.
+    pub struct Step {
+        pub id: String,
+        pub n: u32,
+        pub kind: StepKind,
+        pub title: String,
+        pub state: StepState,
+        pub attempts: u32,
+        /// Summed over attempts.
+        pub cost_usd: f64,
+        pub tokens: Tokens,
+        pub error: Option<String>,
+    }
+}
+
+wire! {
+    /// Token counts of the steps' own runs.
+    #[derive(Default)]
+    pub struct Tokens {
+        #[ts(type = "number")]
+        pub input: u64,
+        #[ts(type = "number")]
+        pub output: u64,
+        #[ts(type = "number")]
+        pub cache_read: u64,
+        #[ts(type = "number")]
+        pub cache_write: u64,
+    }
+}
+
+wire! {
+    /// The kinds of journal entries an agent writes.
+    pub enum JournalKind {
+        Fork,
+        Question,
+        Decided,
+        Uncovered,
+    }
+}
+
+wire! {
+    /// One line of a line's journal. A malformed line is kept: `valid` is false, `error` says
+    /// why and `raw` holds the text as written.
+    pub struct JournalEntry {
+        #[ts(type = "number")]
+        pub id: i64,
+        pub line_id: String,
+        pub step_id: Option<String>,
+        pub kind: Option<JournalKind>,
+        pub text: Option<String>,
+        pub options: Vec<String>,
+        pub default: Option<String>,
+        pub why: Option<String>,
+        pub reversible: Option<bool>,
+        pub expensive: Option<bool>,
+        pub valid: bool,
+        pub error: Option<String>,
+        pub raw: String,
+        pub created_at: String,
+    }
+}
+
+wire! {
+    /// Where a question stands.
+    pub enum QuestionStatus {
+        /// Not yet looked at by the judge (which comes in its own issue).
+        Unvalidated,
+        Validated,
+        Answered,
+        Dismissed,
+    }
+}
+
+wire! {
+    /// A question an agent asked in its journal.
+    pub struct Question {
+        pub id: String,
+        pub line_id: String,
+        pub project_id: String,
+        pub text: String,
+        pub options: Vec<String>,
+        pub default: Option<String>,
+        pub why: Option<String>,
+        pub reversible: Option<bool>,
+        pub expensive: Option<bool>,
+        pub status: QuestionStatus,
+        pub answer: Option<String>,
+        pub created_at: String,
+    }
+}
+
+wire! {
+    /// `POST /api/questions/{id}/answer`: one of the options, or free text.
+    pub struct Answer {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        pub option: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        pub text: Option<String>,
+    }
+}
+
+wire! {
+    /// `GET /api/review`: the morning page.
+    pub struct Review {
+        pub projects: Vec<ReviewProject>,
+    }
+}
+
+wire! {
+    /// One project's block on the morning page.
+    pub struct ReviewProject {
+        pub project_id: String,
+        pub name: String,
+        /// Validated questions with options (empty until the judge exists).
+        pub questions: Vec<Question>,
+        /// Questions nobody has validated yet.
+        pub unvalidated: Vec<Question>,
+        /// The collapsed "decided by default" list.
+        pub decided: Vec<JournalEntry>,
+    }
+}
+
+wire! {
+    /// `GET /api/budget`.
+    pub struct Budget {
+        pub window_secs: u32,
+        pub window_spent_usd: f64,
+        pub threshold_usd: f64,
+        /// Estimates of the steps running now.
+        pub running_estimate_usd: f64,
+        pub estimates: Vec<StepEstimate>,
+        pub weekly_spent_usd: f64,
+        pub weekly_threshold_usd: Option<f64>,
+        /// No step starts before this (a usage limit of the account).
+        pub park_until: Option<String>,
+        pub last_rate_limit: Option<RateLimit>,
+    }
+}
+
+wire! {
+    /// What a step of one kind costs, from history.
+    pub struct StepEstimate {
+        pub kind: StepKind,
+        pub usd: f64,
+        pub samples: u32,
+    }
+}
+
+wire! {
+    /// The last `rate_limit_event` the CLI reported.
+    pub struct RateLimit {
+        pub status: String,
+        pub resets_at: Option<String>,
+        pub rate_limit_type: Option<String>,
+        pub utilization: Option<f64>,
+        pub observed_at: String,
+    }
+}
+
+wire! {
+    /// What an event is about.
+    pub enum EventKind {
+        Project,
+        Line,
+        Step,
+        Journal,
+        Question,
+        Budget,
+    }
+}
+
+wire! {
+    /// One server-sent event of `GET /api/events` (SSE event name: the `kind`).
+    pub struct Event {
+        #[ts(type = "number")]
+        pub seq: u64,
+        pub kind: EventKind,
+        pub line_id: Option<String>,
+        pub project_id: Option<String>,
+        pub step_n: Option<u32>,
+        /// The new state of the line or step, when the event is a state change.
+        pub state: Option<String>,
+        pub detail: Option<String>,
+        pub at: String,
+    }
+}
+
+/// Renders every type above into one TypeScript module.
+pub(crate) fn typescript() -> String {
+    let decls = [
+        Health::decl(),
+        ApiErrorBody::decl(),
+        Project::decl(),
+        NewProject::decl(),
+        LineState::decl(),
+        Level::decl(),
+        Line::decl(),
+        LineDetail::decl(),
+        LineBudget::decl(),
+        NewLine::decl(),
+        LinePatch::decl(),
+        Remarks::decl(),
+        StepKind::decl(),
+        StepState::decl(),
+        Step::decl(),
+        Tokens::decl(),
+        JournalKind::decl(),
+        JournalEntry::decl(),
+        QuestionStatus::decl(),
+        Question::decl(),
+        Answer::decl(),
+        Review::decl(),
+        ReviewProject::decl(),
+        Budget::decl(),
+        StepEstimate::decl(),
+        RateLimit::decl(),
+        EventKind::decl(),
+        Event::decl(),
+    ];
+    let mut out = String::from(
+        "// Generated from crates/conveyor-api by ts-rs (`UPDATE_BINDINGS=1 cargo test -p conveyor-api`).\n// Do not edit by hand.\n",
+    );
+    for d in decls {
+        out.push('\n');
+        out.push_str("export ");
+        out.push_str(&d);
+        out.push('\n');
+    }
+    out
+}

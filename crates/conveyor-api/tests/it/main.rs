@@ -1,0 +1,3 @@
+//! Integration tests of conveyor-api: the committed TypeScript is current.
+
+mod bindings;

@@ -1,0 +1,83 @@
+//! The API's one error type: a status, a stable `code`, a message. 5xx details are logged,
+//! never sent.
+
+use axum::Json;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use conveyor_api::ApiErrorBody;
+
+/// An error answer.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: StatusCode,
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+    pub fn unauthorized() -> ApiError {
+        ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid `Authorization: Bearer <token>` header is required",
+        )
+    }
+    pub fn not_found(what: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::NOT_FOUND, "not_found", what)
+    }
+    pub fn bad_request(what: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", what)
+    }
+    pub fn conflict(code: &'static str, what: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::CONFLICT, code, what)
+    }
+}
+
+impl From<crate::Error> for ApiError {
+    fn from(e: crate::Error) -> ApiError {
+        tracing::error!(error = %e, "request failed");
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error",
+        )
+    }
+}
+
+impl From<sqlx::Error> for ApiError {
+    fn from(e: sqlx::Error) -> ApiError {
+        crate::Error::from(e).into()
+    }
+}
+
+impl From<axum::extract::rejection::JsonRejection> for ApiError {
+    fn from(e: axum::extract::rejection::JsonRejection) -> ApiError {
+        ApiError::bad_request(e.body_text())
+    }
+}
+
+impl From<axum::extract::rejection::QueryRejection> for ApiError {
+    fn from(e: axum::extract::rejection::QueryRejection) -> ApiError {
+        ApiError::bad_request(e.body_text())
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        (
+            self.status,
+            Json(ApiErrorBody {
+                code: self.code.into(),
+                message: self.message,
+            }),
+        )
+            .into_response()
+    }
+}

@@ -1,0 +1,44 @@
+//! `/api/events`: server-sent events of every state change.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::State;
+use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
+use axum::routing::get;
+use futures_util::Stream;
+use futures_util::StreamExt;
+use tokio_stream::wrappers::BroadcastStream;
+
+use super::AppState;
+
+pub fn router() -> Router<AppState> {
+    Router::new().route("/api/events", get(events))
+}
+
+/// The SSE event name is the event's `kind`; the data is the JSON [`conveyor_api::Event`].
+/// A subscriber too slow to keep up gets a `lagged` event and should reload.
+#[utoipa::path(get, path = "/api/events", responses((status = 200, description = "text/event-stream of Event", body = conveyor_api::Event)))]
+async fn events(
+    State(st): State<AppState>,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let stop = st.shutdown.clone();
+    let stream = BroadcastStream::new(st.events.subscribe())
+        .map(|ev| {
+            Ok(match ev {
+                Ok(ev) => {
+                    let name = serde_json::to_value(ev.kind)
+                        .ok()
+                        .and_then(|v| v.as_str().map(str::to_string))
+                        .unwrap_or_default();
+                    SseEvent::default()
+                        .event(name)
+                        .data(serde_json::to_string(&ev).unwrap_or_default())
+                }
+                Err(_) => SseEvent::default().event("lagged").data("{}"),
+            })
+        })
+        .take_until(async move { stop.cancelled().await });
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
+}

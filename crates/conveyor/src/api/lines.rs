@@ -1,0 +1,355 @@
+//! `/api/lines`: the queue, one line, and Anton's verbs on it (accept, remarks, cancel,
+//! priority).
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::{Path, Query, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use conveyor_api::{
+    EventKind, Line, LineBudget, LineDetail, LinePatch, LineState, NewLine, Remarks, StepKind,
+    Tokens,
+};
+use serde::Deserialize;
+
+use super::{ApiError, AppState};
+use crate::daemon::{CachedList, LIST_CACHE_TTL};
+use crate::events::EventBody;
+use crate::git;
+use crate::store::{LineRow, StepWithCost, now_ms};
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/api/lines", get(list).post(create))
+        .route("/api/lines/{id}", get(one).patch(patch))
+        .route("/api/lines/{id}/accept", post(accept))
+        .route("/api/lines/{id}/remarks", post(remarks))
+        .route("/api/lines/{id}/cancel", post(cancel))
+}
+
+/// Filters of `GET /api/lines`.
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+pub struct ListQuery {
+    /// Only lines in this state.
+    state: Option<String>,
+    /// Only lines of this project (id).
+    project: Option<String>,
+    /// At most this many (default 200, at most 1000).
+    limit: Option<i64>,
+    /// Skip this many (paging).
+    offset: Option<i64>,
+}
+
+/// How many journal entries `GET /api/lines/{id}` carries (the newest).
+const JOURNAL_LIMIT: i64 = 500;
+
+#[utoipa::path(get, path = "/api/lines", params(ListQuery), responses((status = 200, body = Vec<Line>)))]
+async fn list(
+    State(st): State<AppState>,
+    q: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q?;
+    if let Some(s) = &q.state
+        && LineState::parse(s).is_none()
+    {
+        return Err(ApiError::bad_request(format!("unknown state {s:?}")));
+    }
+    let limit = q.limit.unwrap_or(200).clamp(1, 1000);
+    let offset = q.offset.unwrap_or(0).max(0);
+    // The list is what a UI polls: answers are cached until the next event (every state change
+    // emits one) or for at most LIST_CACHE_TTL.
+    let key = format!("{:?}|{:?}|{limit}|{offset}", q.state, q.project);
+    let cached = |st: &AppState, generation: u64| {
+        st.list_cache
+            .lock()
+            .expect("cache poisoned")
+            .get(&key)
+            .filter(|c| c.generation == generation && c.made.elapsed() < LIST_CACHE_TTL)
+            .map(|c| c.body.clone())
+    };
+    if let Some(body) = cached(&st, st.events.generation()) {
+        return Ok(json_bytes(body));
+    }
+    // Single flight: whoever waited here takes the answer the one before it made.
+    let _flight = st.list_refresh.lock().await;
+    let generation = st.events.generation();
+    if let Some(body) = cached(&st, generation) {
+        return Ok(json_bytes(body));
+    }
+    let rows = st
+        .store
+        .lines(q.state.as_deref(), q.project.as_deref(), limit, offset)
+        .await?;
+    let ids: Vec<String> = rows.iter().map(|l| l.id.clone()).collect();
+    let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
+    for s in st.store.steps_with_cost_for(&ids).await? {
+        steps.entry(s.line_id.clone()).or_default().push(s.to_api());
+    }
+    let lines: Vec<Line> = rows
+        .iter()
+        .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
+        .collect();
+    let body = axum::body::Bytes::from(
+        serde_json::to_vec(&lines).map_err(|e| crate::Error::Internal(e.to_string()))?,
+    );
+    let mut cache = st.list_cache.lock().expect("cache poisoned");
+    if cache.len() > 256 {
+        cache.clear();
+    }
+    cache.insert(
+        key,
+        CachedList {
+            generation,
+            made: std::time::Instant::now(),
+            body: body.clone(),
+        },
+    );
+    Ok(json_bytes(body))
+}
+
+fn json_bytes(body: axum::body::Bytes) -> Response {
+    (
+        [(axum::http::header::CONTENT_TYPE, "application/json")],
+        body,
+    )
+        .into_response()
+}
+
+#[utoipa::path(post, path = "/api/lines", request_body = NewLine,
+    responses((status = 201, body = Line), (status = 400, body = conveyor_api::ApiErrorBody)))]
+async fn create(
+    State(st): State<AppState>,
+    body: Result<Json<NewLine>, JsonRejection>,
+) -> Result<(StatusCode, Json<Line>), ApiError> {
+    let Json(n) = body?;
+    if n.title.trim().is_empty() || n.task.trim().is_empty() {
+        return Err(ApiError::bad_request("title and task are required"));
+    }
+    if st.store.project(&n.project_id).await?.is_none() {
+        return Err(ApiError::bad_request(format!(
+            "no project {}",
+            n.project_id
+        )));
+    }
+    let id = uuid::Uuid::new_v4().to_string();
+    let now = now_ms();
+    let row = LineRow {
+        branch: format!("line/{id}"),
+        // The session id is assigned now, before the first step.
+        session_id: uuid::Uuid::new_v4().to_string(),
+        id,
+        project_id: n.project_id,
+        title: n.title,
+        task: n.task,
+        priority: i64::from(n.priority.unwrap_or(0)),
+        state: LineState::Queued.as_str().into(),
+        level: None,
+        session_started: false,
+        session_cost: 0.0,
+        worktree: None,
+        checkpoint: None,
+        reason: None,
+        park_until: None,
+        gate_failures: 0,
+        journal_offset: 0,
+        created_at: now,
+        updated_at: now,
+    };
+    st.store.insert_line(&row).await?;
+    st.events.emit(
+        EventKind::Line,
+        EventBody {
+            line_id: Some(row.id.clone()),
+            project_id: Some(row.project_id.clone()),
+            state: Some("queued".into()),
+            detail: Some("created".into()),
+            ..EventBody::default()
+        },
+    );
+    st.wake.notify_one();
+    Ok((StatusCode::CREATED, Json(row.to_api(Vec::new()))))
+}
+
+#[utoipa::path(get, path = "/api/lines/{id}", responses((status = 200, body = LineDetail), (status = 404, body = conveyor_api::ApiErrorBody)))]
+async fn one(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<LineDetail>, ApiError> {
+    let Some(l) = st.store.line(&id).await? else {
+        return Err(ApiError::not_found(format!("no line {id}")));
+    };
+    let steps = st.store.steps_with_cost(&id).await?;
+    let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE line_id = ?")
+        .bind(&id)
+        .fetch_one(&st.store.pool)
+        .await?;
+    let budget = LineBudget {
+        cost_usd: steps.iter().map(|s| s.cost_usd).sum(),
+        runs: u32::try_from(runs).unwrap_or(0),
+        tokens: steps.iter().fold(Tokens::default(), |mut t, s| {
+            let a = s.to_api().tokens;
+            t.input += a.input;
+            t.output += a.output;
+            t.cache_read += a.cache_read;
+            t.cache_write += a.cache_write;
+            t
+        }),
+    };
+    let journal = st
+        .store
+        .journal(&id, JOURNAL_LIMIT)
+        .await?
+        .iter()
+        .map(|j| j.to_api())
+        .collect();
+    Ok(Json(LineDetail {
+        line: l.to_api(steps.iter().map(StepWithCost::to_api).collect()),
+        journal,
+        budget,
+    }))
+}
+
+async fn line_or_404(st: &AppState, id: &str) -> Result<LineRow, ApiError> {
+    st.store
+        .line(id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no line {id}")))
+}
+
+async fn answer_line(st: &AppState, id: &str) -> Result<Json<Line>, ApiError> {
+    Ok(Json(st.store.line_api(id).await?.ok_or_else(|| {
+        ApiError::not_found(format!("no line {id}"))
+    })?))
+}
+
+#[utoipa::path(patch, path = "/api/lines/{id}", request_body = LinePatch, responses((status = 200, body = Line)))]
+async fn patch(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Json<LinePatch>, JsonRejection>,
+) -> Result<Json<Line>, ApiError> {
+    let Json(p) = body?;
+    line_or_404(&st, &id).await?;
+    sqlx::query("UPDATE lines SET priority = ?, updated_at = ? WHERE id = ?")
+        .bind(i64::from(p.priority))
+        .bind(now_ms())
+        .bind(&id)
+        .execute(&st.store.pool)
+        .await?;
+    st.events.emit(
+        EventKind::Line,
+        EventBody {
+            line_id: Some(id.clone()),
+            detail: Some(format!("priority {}", p.priority)),
+            ..EventBody::default()
+        },
+    );
+    st.wake.notify_one();
+    answer_line(&st, &id).await
+}
+
+#[utoipa::path(post, path = "/api/lines/{id}/accept", responses((status = 200, body = Line),
+    (status = 409, description = "`invalid_state`, or `unmerged_commits` when the branch holds commits main lacks", body = conveyor_api::ApiErrorBody)))]
+async fn accept(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Line>, ApiError> {
+    let l = line_or_404(&st, &id).await?;
+    if l.state() != LineState::AwaitingAcceptance {
+        return Err(ApiError::conflict(
+            "invalid_state",
+            format!("the line is {}, not awaiting_acceptance", l.state),
+        ));
+    }
+    let project = st
+        .store
+        .project(&l.project_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("the line's project is gone"))?;
+    let repo = PathBuf::from(&project.repo_path);
+    if git::branch_exists(&repo, &l.branch).await {
+        let ahead = git::commits_not_in(&repo, &l.branch, &project.main_branch).await?;
+        if ahead > 0 {
+            return Err(ApiError::conflict(
+                "unmerged_commits",
+                format!(
+                    "{} holds {ahead} commit(s) that {} does not: refusing to delete unmerged work",
+                    l.branch, project.main_branch
+                ),
+            ));
+        }
+    }
+    git::remove_worktree(&st.locks, &repo, &st.worktree_path(&id), &l.branch).await?;
+    sqlx::query("UPDATE lines SET worktree = NULL WHERE id = ?")
+        .bind(&id)
+        .execute(&st.store.pool)
+        .await?;
+    st.set_line_state(&id, LineState::Accepted, None, None)
+        .await?;
+    answer_line(&st, &id).await
+}
+
+#[utoipa::path(post, path = "/api/lines/{id}/remarks", request_body = Remarks, responses((status = 200, body = Line)))]
+async fn remarks(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+    body: Result<Json<Remarks>, JsonRejection>,
+) -> Result<Json<Line>, ApiError> {
+    let Json(r) = body?;
+    if r.text.trim().is_empty() {
+        return Err(ApiError::bad_request("text is empty"));
+    }
+    let l = line_or_404(&st, &id).await?;
+    if !matches!(
+        l.state(),
+        LineState::AwaitingAcceptance | LineState::NeedsHuman | LineState::Blocked
+    ) {
+        return Err(ApiError::conflict(
+            "invalid_state",
+            format!(
+                "remarks go to a finished or stopped line; this one is {}",
+                l.state
+            ),
+        ));
+    }
+    // Steps that failed are closed: the remarks step carries on from the checkpoint.
+    sqlx::query("UPDATE steps SET state = 'cancelled' WHERE line_id = ? AND state IN ('failed', 'pending', 'interrupted')")
+        .bind(&id)
+        .execute(&st.store.pool)
+        .await?;
+    st.store
+        .add_step(&id, StepKind::Remarks, "Anton's remarks", &r.text, &[])
+        .await?;
+    sqlx::query("UPDATE lines SET gate_failures = 0 WHERE id = ?")
+        .bind(&id)
+        .execute(&st.store.pool)
+        .await?;
+    st.set_line_state(&id, LineState::Queued, None, None)
+        .await?;
+    st.wake.notify_one();
+    answer_line(&st, &id).await
+}
+
+#[utoipa::path(post, path = "/api/lines/{id}/cancel", responses((status = 200, body = Line)))]
+async fn cancel(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<Line>, ApiError> {
+    let l = line_or_404(&st, &id).await?;
+    if matches!(l.state(), LineState::Accepted | LineState::Cancelled) {
+        return Err(ApiError::conflict(
+            "invalid_state",
+            format!("the line is already {}", l.state),
+        ));
+    }
+    st.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
+        .await?;
+    if let Some(t) = st.running.lock().expect("running map poisoned").get(&id) {
+        t.cancel();
+    }
+    answer_line(&st, &id).await
+}

@@ -1,0 +1,358 @@
+//! The daemon's configuration (`conveyor.toml`) and a project's checklist (`.conveyor.toml`).
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::Error;
+
+/// How the agent gets past the CLI's refusal to bypass permissions as root.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RootMode {
+    /// Set `IS_SANDBOX=1` in the agent's environment (the machine is the sandbox).
+    Sandbox,
+    /// Run the agent as this non-root user (uid/gid looked up in `/etc/passwd`).
+    User(String),
+    /// Do nothing special: for a daemon that is not root, or a non-bypass `permission_mode`
+    /// with an allow-list (`allowed_tools`).
+    None,
+}
+
+/// Budget pools (this issue: a threshold on the cost spent in a rolling window).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BudgetConfig {
+    /// Length of the rolling window, in seconds (5 hours by default).
+    pub window_secs: u32,
+    /// Spent in the window + estimates of running steps + the new step's estimate must stay
+    /// at or below this, in the CLI's USD.
+    pub threshold_usd: f64,
+    /// A weekly cap over the last 7 days, when set.
+    pub weekly_threshold_usd: Option<f64>,
+    /// The estimate of a step kind with no history.
+    pub default_estimate_usd: f64,
+    /// Factor applied to a kind's estimate after a usage limit cut one of its steps.
+    pub miss_factor: f64,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> Self {
+        BudgetConfig {
+            window_secs: 5 * 3600,
+            threshold_usd: 50.0,
+            weekly_threshold_usd: None,
+            default_estimate_usd: 1.0,
+            miss_factor: 1.5,
+        }
+    }
+}
+
+/// `conveyor.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Where the API listens (`127.0.0.1:0` picks a free port).
+    #[serde(default = "default_listen")]
+    pub listen: SocketAddr,
+    /// SQLite, worktrees, journals, logs.
+    pub data_dir: PathBuf,
+    /// The bearer token file (one line). Ignored when `token` is set.
+    #[serde(default)]
+    pub token_file: Option<PathBuf>,
+    /// The bearer token itself (embedding and tests).
+    #[serde(default)]
+    pub token: Option<String>,
+    /// Lines run at once (each in its own project).
+    #[serde(default = "default_slots")]
+    pub slots: usize,
+    /// The agent CLI.
+    #[serde(default = "default_claude")]
+    pub claude_bin: PathBuf,
+    /// Hours in which nothing is sent to Anton (kept for the notifier, which comes later).
+    #[serde(default)]
+    pub night: Option<String>,
+    /// `--permission-mode` of every run.
+    #[serde(default = "default_permission_mode")]
+    pub permission_mode: String,
+    /// `--allowedTools` of every run (for the non-bypass modes).
+    #[serde(default)]
+    pub allowed_tools: Vec<String>,
+    /// How the root guard is handled; by default `sandbox` when the daemon runs as root.
+    #[serde(default)]
+    pub root_mode: Option<RootMode>,
+    /// `--model` of every run, when set.
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Extra environment for the agent on top of the daemon's own.
+    #[serde(default)]
+    pub agent_env: BTreeMap<String, String>,
+    /// Whether the agent inherits the daemon's environment (then `agent_env` on top); `false`
+    /// gives it only `PATH` and `agent_env`.
+    #[serde(default = "yes")]
+    pub agent_env_inherit: bool,
+    /// `false`: serve the API only and start no line (a read-only replica, tests).
+    #[serde(default = "yes")]
+    pub run_lines: bool,
+    /// A step's run is stopped after this long.
+    #[serde(default = "default_step_timeout")]
+    pub step_timeout_secs: u64,
+    /// Commands from `.conveyor.toml` (checks, regression) are stopped after this long.
+    #[serde(default = "default_command_timeout")]
+    pub command_timeout_secs: u64,
+    /// Wait after a generic 429 that carries no reset time (an API-key login).
+    #[serde(default = "default_limit_retry")]
+    pub limit_retry_secs: u64,
+    /// Attempts of a step before its line needs Anton (usage limits and interruptions aside).
+    #[serde(default = "default_step_attempts")]
+    pub step_attempts: u32,
+    /// Stop-hook blocks per step before it fails with what stayed red.
+    #[serde(default = "default_hook_rounds")]
+    pub hook_rounds: u32,
+    /// Identity for checkpoint and merge commits when the repository has none.
+    #[serde(default = "default_git_name")]
+    pub git_name: String,
+    #[serde(default = "default_git_email")]
+    pub git_email: String,
+    #[serde(default)]
+    pub budget: BudgetConfig,
+    /// How often the scheduler looks at the queue when nothing woke it, in milliseconds.
+    #[serde(default = "default_tick")]
+    pub tick_ms: u64,
+}
+
+fn default_listen() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 8790))
+}
+fn yes() -> bool {
+    true
+}
+fn default_slots() -> usize {
+    3
+}
+fn default_claude() -> PathBuf {
+    PathBuf::from("claude")
+}
+fn default_permission_mode() -> String {
+    "bypassPermissions".into()
+}
+fn default_step_timeout() -> u64 {
+    3 * 3600
+}
+fn default_command_timeout() -> u64 {
+    3600
+}
+fn default_limit_retry() -> u64 {
+    900
+}
+fn default_step_attempts() -> u32 {
+    2
+}
+fn default_hook_rounds() -> u32 {
+    3
+}
+fn default_git_name() -> String {
+    "conveyor".into()
+}
+fn default_git_email() -> String {
+    "conveyor@localhost".into()
+}
+fn default_tick() -> u64 {
+    1000
+}
+
+impl Config {
+    /// A config with defaults for everything but the data folder.
+    pub fn new(data_dir: impl Into<PathBuf>) -> Config {
+        toml::from_str::<Config>(&format!(
+            "data_dir = {}",
+            toml::Value::String(data_dir.into().display().to_string())
+        ))
+        .expect("defaults parse")
+    }
+
+    /// Reads and validates `conveyor.toml`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the file, line and column of what is wrong.
+    pub fn load(path: &Path) -> Result<Config, Error> {
+        let text = std::fs::read_to_string(path).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            message: e.to_string(),
+        })?;
+        let mut cfg: Config = toml::from_str(&text).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            message: describe_toml_error(&text, &e),
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        if cfg.data_dir.is_relative() {
+            cfg.data_dir = base.join(&cfg.data_dir);
+        }
+        if let Some(t) = &cfg.token_file
+            && t.is_relative()
+        {
+            cfg.token_file = Some(base.join(t));
+        }
+        cfg.validate().map_err(|message| Error::Config {
+            path: path.to_path_buf(),
+            message,
+        })?;
+        Ok(cfg)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if self.slots == 0 {
+            return Err("slots must be at least 1".into());
+        }
+        if self.budget.threshold_usd <= 0.0 {
+            return Err("budget.threshold_usd must be positive".into());
+        }
+        if self.token.is_none() && self.token_file.is_none() {
+            return Err("token_file is required".into());
+        }
+        Ok(())
+    }
+
+    /// The bearer token.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the token file is missing or empty.
+    pub fn read_token(&self) -> Result<String, Error> {
+        if let Some(t) = &self.token {
+            return Ok(t.clone());
+        }
+        let path = self.token_file.clone().unwrap_or_default();
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::Config {
+            path: path.clone(),
+            message: format!("token file: {e}"),
+        })?;
+        let t = text.lines().next().unwrap_or("").trim().to_string();
+        if t.is_empty() {
+            return Err(Error::Config {
+                path,
+                message: "token file is empty".into(),
+            });
+        }
+        Ok(t)
+    }
+
+    /// The root handling in force: the configured one, else `sandbox` as root, else none.
+    pub fn effective_root_mode(&self) -> RootMode {
+        if let Some(m) = &self.root_mode {
+            return m.clone();
+        }
+        if crate::exec::is_root() {
+            RootMode::Sandbox
+        } else {
+            RootMode::None
+        }
+    }
+}
+
+/// "line L, column C: message" for a TOML error.
+pub(crate) fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
+    match e.span() {
+        Some(span) => {
+            let before = &text[..span.start.min(text.len())];
+            let line = before.matches('\n').count() + 1;
+            let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+            format!("line {line}, column {col}: {}", e.message())
+        }
+        None => e.message().to_string(),
+    }
+}
+
+/// One machine-checkable criterion: a command and the exit code it must give.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Check {
+    pub cmd: String,
+    #[serde(default)]
+    pub expect_exit: i32,
+}
+
+/// A project's `.conveyor.toml`, read from fresh main (never from the line's branch).
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Checklist {
+    /// The whole suite, run in the worktree and after the merge.
+    #[serde(default)]
+    pub regression: Option<String>,
+    #[serde(default)]
+    pub checklist: Vec<Check>,
+    #[serde(default)]
+    pub ui_scenarios: Option<String>,
+    #[serde(default)]
+    pub deploy: Option<String>,
+    #[serde(default)]
+    pub health_check: Option<String>,
+    #[serde(default)]
+    pub rollback: Option<String>,
+    #[serde(default)]
+    pub full_level_paths: Vec<String>,
+    #[serde(default)]
+    pub ui_paths: Vec<String>,
+}
+
+impl Checklist {
+    /// Parses `.conveyor.toml` text.
+    ///
+    /// # Errors
+    /// [`Error::Checklist`] with line and column.
+    pub fn parse(text: &str) -> Result<Checklist, Error> {
+        toml::from_str(text).map_err(|e| Error::Checklist {
+            message: describe_toml_error(text, &e),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_fill_everything_but_data_dir() {
+        let c = Config::new("/tmp/x");
+        assert_eq!(c.slots, 3);
+        assert_eq!(c.permission_mode, "bypassPermissions");
+        assert_eq!(c.budget.window_secs, 18000);
+    }
+
+    #[test]
+    fn config_errors_name_line_and_column() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("conveyor.toml");
+        std::fs::write(&p, "data_dir = \"d\"\ntoken = \"t\"\nslots = \"three\"\n").unwrap();
+        let e = Config::load(&p).unwrap_err().to_string();
+        assert!(e.contains("line 3, column 9"), "{e}");
+        assert!(e.contains("conveyor.toml"), "{e}");
+    }
+
+    #[test]
+    fn the_documented_example_config_loads() {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/conveyor.example.toml");
+        let c = Config::load(&p).unwrap();
+        assert_eq!(c.listen.port(), 8790);
+        assert_eq!(c.data_dir, PathBuf::from("/var/lib/conveyor"));
+        assert_eq!(c.budget.threshold_usd, 50.0);
+        let u: Config = toml::from_str(
+            "data_dir = \"d\"\ntoken = \"t\"\nroot_mode = { user = \"conveyor\" }\n",
+        )
+        .unwrap();
+        assert_eq!(u.root_mode, Some(RootMode::User("conveyor".into())));
+    }
+
+    #[test]
+    fn checklist_parses_the_design_example() {
+        let c = Checklist::parse(
+            r#"regression = "cargo test"
+checklist = [{ cmd = "npm run lint", expect_exit = 0 }]
+full_level_paths = ["migrations/**"]
+"#,
+        )
+        .unwrap();
+        assert_eq!(c.regression.as_deref(), Some("cargo test"));
+        assert_eq!(c.checklist[0].cmd, "npm run lint");
+    }
+}

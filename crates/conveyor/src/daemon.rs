@@ -1,0 +1,261 @@
+//! The daemon as a library: [`start`] opens the database, recovers from a crash, binds the API
+//! and starts the scheduler; the returned [`ServerHandle`] stops it all. One
+//! `CancellationToken` is the root of shutdown; the tasks live in a `JoinSet` that is drained.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use conveyor_api::{EventKind, LineState, StepState};
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::budget::{Budget, WindowThreshold};
+use crate::config::{Config, RootMode};
+use crate::events::{EventBody, Events};
+use crate::git::{Identity, Locks};
+use crate::store::{self, Store};
+use crate::{Error, Result, api, recovery, scheduler};
+
+/// Everything the scheduler, the line flow and the API share.
+#[derive(Debug)]
+pub struct Shared {
+    pub cfg: Config,
+    pub store: Store,
+    pub events: Events,
+    pub locks: Locks,
+    pub budget: Arc<dyn Budget>,
+    /// The same policy, concrete, for `GET /api/budget`'s figures.
+    pub window: WindowThreshold,
+    pub token: String,
+    /// Wakes the scheduler (a line was added, a slot freed, …).
+    pub wake: Notify,
+    pub shutdown: CancellationToken,
+    /// Lines being advanced now, with a token that cancels just that line's run.
+    // std Mutex: never held across an await.
+    pub running: Mutex<HashMap<String, CancellationToken>>,
+    /// `GET /api/lines` answers by query, with the event generation they were made at.
+    // std Mutex: never held across an await.
+    pub list_cache: Mutex<HashMap<String, CachedList>>,
+    /// One `GET /api/lines` recomputation at a time; the others wait and take its answer.
+    pub list_refresh: tokio::sync::Mutex<()>,
+    /// The uid/gid the agent runs as, when the root mode says so.
+    pub agent_user: Option<(u32, u32)>,
+    pub root_mode: RootMode,
+}
+
+impl Shared {
+    pub fn identity(&self) -> Identity {
+        Identity {
+            name: self.cfg.git_name.clone(),
+            email: self.cfg.git_email.clone(),
+        }
+    }
+
+    pub fn line_dir(&self, line_id: &str) -> PathBuf {
+        self.cfg.data_dir.join("lines").join(line_id)
+    }
+
+    pub fn worktree_path(&self, line_id: &str) -> PathBuf {
+        self.cfg.data_dir.join("worktrees").join(line_id)
+    }
+
+    /// Changes a line's state and tells the subscribers.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn set_line_state(
+        &self,
+        line_id: &str,
+        state: LineState,
+        reason: Option<&str>,
+        park_until: Option<i64>,
+    ) -> Result<()> {
+        self.store
+            .set_line_state(line_id, state, reason, park_until)
+            .await?;
+        tracing::info!(line = line_id, state = state.as_str(), reason, "line state");
+        self.events.emit(
+            EventKind::Line,
+            EventBody {
+                line_id: Some(line_id.into()),
+                state: Some(state.as_str().into()),
+                detail: reason.map(str::to_string),
+                ..EventBody::default()
+            },
+        );
+        Ok(())
+    }
+
+    /// Changes a step's state and tells the subscribers.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn set_step_state(
+        &self,
+        line_id: &str,
+        step_id: &str,
+        n: i64,
+        state: StepState,
+        error: Option<&str>,
+    ) -> Result<()> {
+        self.store.set_step_state(step_id, state, error).await?;
+        tracing::info!(
+            line = line_id,
+            step = n,
+            state = state.as_str(),
+            error,
+            "step state"
+        );
+        self.events.emit(
+            EventKind::Step,
+            EventBody {
+                line_id: Some(line_id.into()),
+                step_n: u32::try_from(n).ok(),
+                state: Some(state.as_str().into()),
+                detail: error.map(str::to_string),
+                ..EventBody::default()
+            },
+        );
+        Ok(())
+    }
+}
+
+/// One cached `GET /api/lines` answer: valid while no event happened since and for at most
+/// [`LIST_CACHE_TTL`] (a safety net for writes that emit no event, such as a run's cost).
+#[derive(Debug, Clone)]
+pub struct CachedList {
+    pub generation: u64,
+    pub made: std::time::Instant,
+    pub body: axum::body::Bytes,
+}
+
+/// How long a cached list answer may live without an event.
+pub const LIST_CACHE_TTL: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// A running daemon.
+#[derive(Debug)]
+pub struct ServerHandle {
+    /// Where the API listens.
+    pub addr: SocketAddr,
+    /// Cancel to stop everything (or call [`ServerHandle::stop`]).
+    pub shutdown: CancellationToken,
+    shared: Arc<Shared>,
+    tasks: JoinSet<()>,
+}
+
+impl ServerHandle {
+    /// The shared state (for embedding and tests).
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// Stops the API and the scheduler, stopping running agents, and waits for them.
+    pub async fn stop(mut self) {
+        self.shutdown.cancel();
+        while self.tasks.join_next().await.is_some() {}
+        self.shared.store.pool.close().await;
+    }
+
+    /// Waits until the daemon stops (after `shutdown` is cancelled).
+    pub async fn wait(mut self) {
+        while self.tasks.join_next().await.is_some() {}
+        self.shared.store.pool.close().await;
+    }
+}
+
+/// Opens everything and starts serving.
+///
+/// # Errors
+/// Config, database, recovery or bind errors.
+pub async fn start(cfg: Config) -> Result<ServerHandle> {
+    for d in ["lines", "worktrees", "scratch"] {
+        let p = cfg.data_dir.join(d);
+        std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
+    }
+    let pool = store::open(&cfg.data_dir.join("conveyor.db")).await?;
+    let token = cfg.read_token()?;
+    let root_mode = cfg.effective_root_mode();
+    let agent_user = match &root_mode {
+        RootMode::User(name) => {
+            Some(crate::exec::lookup_user(name).ok_or_else(|| Error::Config {
+                path: cfg.data_dir.clone(),
+                message: format!("root_mode: no user {name:?} in /etc/passwd"),
+            })?)
+        }
+        _ => None,
+    };
+    match &root_mode {
+        RootMode::Sandbox => tracing::info!(
+            permission_mode = %cfg.permission_mode,
+            "agent runs as this user with IS_SANDBOX=1 (the CLI's root guard is lifted; the machine is the sandbox)"
+        ),
+        RootMode::User(u) => {
+            tracing::info!(user = %u, permission_mode = %cfg.permission_mode, "agent runs as a non-root user")
+        }
+        RootMode::None => tracing::info!(
+            root = crate::exec::is_root(),
+            permission_mode = %cfg.permission_mode,
+            allowed_tools = ?cfg.allowed_tools,
+            "agent runs as this user, no root handling"
+        ),
+    }
+    let window = WindowThreshold {
+        cfg: cfg.budget.clone(),
+    };
+    let shutdown = CancellationToken::new();
+    let shared = Arc::new(Shared {
+        budget: Arc::new(window.clone()),
+        window,
+        store: Store { pool },
+        events: Events::default(),
+        locks: Locks::default(),
+        token,
+        wake: Notify::new(),
+        shutdown: shutdown.clone(),
+        running: Mutex::new(HashMap::new()),
+        list_cache: Mutex::new(HashMap::new()),
+        list_refresh: tokio::sync::Mutex::new(()),
+        agent_user,
+        root_mode,
+        cfg,
+    });
+    recovery::recover(&shared).await?;
+
+    let listener = tokio::net::TcpListener::bind(shared.cfg.listen)
+        .await
+        .map_err(|source| Error::Bind {
+            addr: shared.cfg.listen,
+            source,
+        })?;
+    let addr = listener.local_addr().map_err(|source| Error::Bind {
+        addr: shared.cfg.listen,
+        source,
+    })?;
+    tracing::info!(%addr, data_dir = %shared.cfg.data_dir.display(), "conveyor listening");
+    let mut tasks = JoinSet::new();
+    let app = api::app(shared.clone());
+    let stop = shutdown.clone();
+    tasks.spawn(async move {
+        if let Err(e) = axum::serve(listener, app)
+            .with_graceful_shutdown(async move { stop.cancelled().await })
+            .await
+        {
+            tracing::error!(error = %e, "API server failed");
+        }
+    });
+    if shared.cfg.run_lines {
+        let sched = shared.clone();
+        tasks.spawn(async move { scheduler::run(sched).await });
+    } else {
+        tracing::info!("run_lines = false: serving the API only");
+    }
+    Ok(ServerHandle {
+        addr,
+        shutdown,
+        shared,
+        tasks,
+    })
+}

@@ -1,0 +1,362 @@
+//! Every child process of the daemon goes through here: explicit folder and environment, piped
+//! output, its own process group (so the whole tree can be stopped), a timeout, kill on drop
+//! and on shutdown, and stderr kept for the error message.
+//!
+//! Also finds process groups left over from a daemon that was killed: an agent's environment
+//! carries `CONVEYOR_STEP=<step id>`, which `/proc/<pid>/environ` shows.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use tokio::io::AsyncReadExt;
+use tokio::process::{Child, Command};
+use tokio_util::sync::CancellationToken;
+
+use crate::{Error, Result};
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    pub program: PathBuf,
+    pub args: Vec<String>,
+    pub cwd: PathBuf,
+    /// Added to (or replacing) the daemon's environment.
+    pub env: BTreeMap<String, String>,
+    /// Removed from the daemon's environment.
+    pub env_remove: Vec<String>,
+    /// Run as this uid/gid (Unix).
+    pub user: Option<(u32, u32)>,
+    /// Start from an empty environment (only `PATH` kept) instead of the daemon's.
+    pub clear_env: bool,
+}
+
+impl Spec {
+    /// `program args…` in `cwd`.
+    pub fn new(program: impl Into<PathBuf>, cwd: impl Into<PathBuf>) -> Spec {
+        Spec {
+            program: program.into(),
+            args: Vec::new(),
+            cwd: cwd.into(),
+            env: BTreeMap::new(),
+            env_remove: Vec::new(),
+            user: None,
+            clear_env: false,
+        }
+    }
+
+    /// A shell command line: `sh -c` on Unix, `cmd /C` on Windows.
+    pub fn shell(cmd: &str, cwd: impl Into<PathBuf>) -> Spec {
+        let mut s = if cfg!(windows) {
+            Spec::new("cmd", cwd)
+        } else {
+            Spec::new("sh", cwd)
+        };
+        s.args = if cfg!(windows) {
+            vec!["/C".into(), cmd.into()]
+        } else {
+            vec!["-c".into(), cmd.into()]
+        };
+        s
+    }
+
+    /// Adds arguments.
+    pub fn args<I, S>(mut self, args: I) -> Spec
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets one environment variable.
+    pub fn env(mut self, k: impl Into<String>, v: impl Into<String>) -> Spec {
+        self.env.insert(k.into(), v.into());
+        self
+    }
+
+    fn command(&self) -> Command {
+        let mut c = Command::new(&self.program);
+        c.args(&self.args)
+            .current_dir(&self.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true);
+        if self.clear_env {
+            c.env_clear();
+            if let Some(p) = std::env::var_os("PATH") {
+                c.env("PATH", p);
+            }
+        }
+        for k in &self.env_remove {
+            c.env_remove(k);
+        }
+        c.envs(&self.env);
+        #[cfg(unix)]
+        {
+            c.process_group(0);
+            if let Some((uid, gid)) = self.user {
+                c.uid(uid).gid(gid);
+            }
+        }
+        c
+    }
+
+    /// Starts the process in its own group.
+    ///
+    /// # Errors
+    /// [`Error::Spawn`] when it cannot start (e.g. the program is missing).
+    pub fn spawn(&self) -> Result<Child> {
+        self.command().spawn().map_err(|source| Error::Spawn {
+            program: self.program.display().to_string(),
+            source,
+        })
+    }
+}
+
+/// How a finished command ended.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// The exit code; `None` when killed by a signal, a timeout or shutdown.
+    pub code: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    pub timed_out: bool,
+    pub cancelled: bool,
+}
+
+impl Output {
+    /// The last `n` characters of stdout and stderr together, for messages.
+    pub fn tail(&self, n: usize) -> String {
+        let all = format!("{}{}", self.stdout, self.stderr);
+        tail(&all, n)
+    }
+}
+
+/// The last `n` characters of `s`.
+pub fn tail(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        s.to_string()
+    } else {
+        s.chars().skip(count - n).collect()
+    }
+}
+
+/// Runs a command to its end (or its timeout, or `cancel`), capturing its output.
+///
+/// # Errors
+/// [`Error::Spawn`] when it cannot start.
+pub async fn run(spec: &Spec, timeout: Duration, cancel: &CancellationToken) -> Result<Output> {
+    let mut child = spec.spawn()?;
+    let pid = child.id();
+    let mut out = child.stdout.take().expect("piped");
+    let mut err = child.stderr.take().expect("piped");
+    let read_out = tokio::spawn(async move {
+        let mut b = Vec::new();
+        let _ = out.read_to_end(&mut b).await;
+        b
+    });
+    let read_err = tokio::spawn(async move {
+        let mut b = Vec::new();
+        let _ = err.read_to_end(&mut b).await;
+        b
+    });
+    let (code, timed_out, cancelled) = tokio::select! {
+        st = child.wait() => (st.ok().and_then(|s| s.code()), false, false),
+        () = tokio::time::sleep(timeout) => {
+            kill_group(pid);
+            let _ = child.wait().await;
+            (None, true, false)
+        }
+        () = cancel.cancelled() => {
+            kill_group(pid);
+            let _ = child.wait().await;
+            (None, false, true)
+        }
+    };
+    // The group may hold children that keep the pipes open: stop them too.
+    kill_group(pid);
+    let stdout = String::from_utf8_lossy(&read_out.await.unwrap_or_default()).into_owned();
+    let stderr = String::from_utf8_lossy(&read_err.await.unwrap_or_default()).into_owned();
+    Ok(Output {
+        code,
+        stdout,
+        stderr,
+        timed_out,
+        cancelled,
+    })
+}
+
+/// Stops a process group started by [`Spec::spawn`] (its leader's pid is the group id).
+pub fn kill_group(pid: Option<u32>) {
+    #[cfg(unix)]
+    if let Some(pid) = pid
+        && let Ok(pid) = i32::try_from(pid)
+        && pid > 1
+    {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+    }
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+/// Whether the daemon runs as root.
+pub fn is_root() -> bool {
+    #[cfg(unix)]
+    {
+        nix::unistd::Uid::effective().is_root()
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}
+
+/// uid and gid of a user from `/etc/passwd`.
+pub fn lookup_user(name: &str) -> Option<(u32, u32)> {
+    let text = std::fs::read_to_string("/etc/passwd").ok()?;
+    text.lines().find_map(|l| {
+        let f: Vec<&str> = l.split(':').collect();
+        (f.len() > 3 && f[0] == name).then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))?
+    })
+}
+
+/// The process groups whose members carry `KEY=VALUE` in their environment (Linux `/proc`).
+pub fn groups_with_env(key: &str, value: &str) -> Vec<u32> {
+    let needle = format!("{key}={value}");
+    let mut groups = Vec::new();
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return groups;
+    };
+    for e in dir.flatten() {
+        let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let Ok(env) = std::fs::read(e.path().join("environ")) else {
+            continue;
+        };
+        if !env.split(|b| *b == 0).any(|kv| kv == needle.as_bytes()) {
+            continue;
+        }
+        if let Some(pgid) = pgid_of(&e.path())
+            && pgid > 1
+            && !groups.contains(&pgid)
+        {
+            groups.push(pgid);
+        }
+    }
+    groups
+}
+
+/// The process group id from `/proc/<pid>/stat` (field 5, after the parenthesised name).
+fn pgid_of(proc_dir: &Path) -> Option<u32> {
+    let stat = std::fs::read_to_string(proc_dir.join("stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 1..];
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    // rest: state ppid pgrp …
+    f.get(2)?.parse().ok()
+}
+
+/// Kills every process group carrying `CONVEYOR_STEP=<step_id>` and waits (up to `wait`) until
+/// none is left. Returns the groups found.
+pub async fn kill_leftovers(step_id: &str, wait: Duration) -> Vec<u32> {
+    let step = step_id.to_string();
+    let found = tokio::task::spawn_blocking(move || groups_with_env("CONVEYOR_STEP", &step))
+        .await
+        .unwrap_or_default();
+    if found.is_empty() {
+        return found;
+    }
+    for g in &found {
+        kill_group(Some(*g));
+    }
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let step = step_id.to_string();
+        let left = tokio::task::spawn_blocking(move || groups_with_env("CONVEYOR_STEP", &step))
+            .await
+            .unwrap_or_default();
+        if left.is_empty() || tokio::time::Instant::now() > deadline {
+            for g in &left {
+                kill_group(Some(*g));
+            }
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn captures_exit_code_and_output() {
+        let o = run(
+            &Spec::shell("echo out; echo err >&2; exit 3", "."),
+            Duration::from_secs(10),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(o.code, Some(3));
+        assert_eq!(o.stdout.trim(), "out");
+        assert_eq!(o.stderr.trim(), "err");
+    }
+
+    #[tokio::test]
+    async fn timeout_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = std::time::Instant::now();
+        let o = run(
+            &Spec::shell("(sleep 30; touch late) & sleep 30", dir.path()),
+            Duration::from_millis(300),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert!(o.timed_out);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(!dir.path().join("late").exists());
+    }
+
+    #[tokio::test]
+    async fn leftovers_are_found_by_their_environment() {
+        let id = format!("test-{}", uuid::Uuid::new_v4());
+        let child = Spec::shell("sleep 30", ".")
+            .env("CONVEYOR_STEP", &id)
+            .spawn()
+            .unwrap();
+        let pid = child.id().unwrap();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while groups_with_env("CONVEYOR_STEP", &id).is_empty() {
+            assert!(std::time::Instant::now() < deadline, "not found");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let found = kill_leftovers(&id, Duration::from_secs(5)).await;
+        assert_eq!(found, vec![pid]);
+        assert!(groups_with_env("CONVEYOR_STEP", &id).is_empty());
+        drop(child);
+    }
+
+    #[test]
+    fn missing_program_is_a_spawn_error() {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let e = rt.block_on(async { Spec::new("/nonexistent/claude", ".").spawn() });
+        assert!(matches!(e, Err(Error::Spawn { .. })));
+    }
+}

@@ -1,0 +1,136 @@
+//! The Stop hook that keeps a step from ending while its checks are red.
+//!
+//! The daemon writes, per run, a POSIX shell script and a settings file naming it
+//! (`{"hooks":{"Stop":[{"hooks":[{"type":"command","command":…}]}]}}`, given with `--settings`).
+//! The script runs the step's checks in the worktree; while one is red it blocks in the JSON
+//! form (`{"decision":"block","reason":…}`, exit 0: the exit-2 form is silently dropped when the
+//! reason contains "no such file"), at most `rounds` times, and records every round in a state
+//! file. After the run the daemon runs the checks again itself and trusts only that.
+
+use std::path::{Path, PathBuf};
+
+use crate::config::Check;
+use crate::{Error, Result};
+
+/// The files of one run's hook.
+#[derive(Debug, Clone)]
+pub struct Hook {
+    pub script: PathBuf,
+    pub settings: PathBuf,
+    /// One line per round: `block` or `pass` or `gave_up`.
+    pub state: PathBuf,
+}
+
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// Writes the hook for `checks` into `dir` (named after `tag`).
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn write(dir: &Path, tag: &str, checks: &[Check], rounds: u32) -> Result<Hook> {
+    let script = dir.join(format!("stop-hook-{tag}.sh"));
+    let settings = dir.join(format!("settings-{tag}.json"));
+    let state = dir.join(format!("stop-hook-{tag}.state"));
+    let mut body = String::new();
+    body.push_str(
+        "#!/bin/sh\n# Stop hook written by conveyor: blocks while the step's checks are red.\n",
+    );
+    body.push_str("cat >/dev/null\n");
+    body.push_str(&format!(
+        "STATE={}\nROUNDS={rounds}\n",
+        sh_quote(&state.to_string_lossy())
+    ));
+    body.push_str("red=\"\"\nout=\"\"\n");
+    for c in checks {
+        body.push_str(&format!(
+            "o=$(sh -c {} 2>&1 </dev/null); rc=$?\nif [ \"$rc\" != {} ]; then red=\"$red\n- \\`{}\\` exited $rc (expected {})\"; out=\"$out\n\\$ {}\n$(printf '%s' \"$o\" | tail -c 1500)\"; fi\n",
+            sh_quote(&c.cmd),
+            c.expect_exit,
+            c.cmd.replace('"', "\\\"").replace('`', "'").replace('$', "\\$"),
+            c.expect_exit,
+            c.cmd.replace('"', "\\\"").replace('`', "'").replace('$', "\\$"),
+        ));
+    }
+    body.push_str(
+        r#"if [ -z "$red" ]; then echo pass >> "$STATE"; exit 0; fi
+done=$(grep -c '^block' "$STATE" 2>/dev/null)
+done=${done:-0}
+if [ "$done" -ge "$ROUNDS" ]; then echo gave_up >> "$STATE"; exit 0; fi
+echo block >> "$STATE"
+reason="Checklist not green, fix it before stopping:$red
+$out"
+esc=$(printf '%s' "$reason" | tr -d '\000-\010\013-\037' | sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/	/ /g' | awk 'BEGIN{ORS=""} NR>1{print "\\n"} {print}')
+printf '{"decision":"block","reason":"%s"}\n' "$esc"
+exit 0
+"#,
+    );
+    std::fs::write(&script, body).map_err(|e| Error::io(&script, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io(&script, e))?;
+    }
+    let _ = std::fs::remove_file(&state);
+    let settings_json = serde_json::json!({
+        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": script.to_string_lossy()}]}]}
+    });
+    std::fs::write(&settings, settings_json.to_string()).map_err(|e| Error::io(&settings, e))?;
+    Ok(Hook {
+        script,
+        settings,
+        state,
+    })
+}
+
+impl Hook {
+    /// How many times the hook blocked, and whether it gave up.
+    pub fn rounds(&self) -> (u32, bool) {
+        let text = std::fs::read_to_string(&self.state).unwrap_or_default();
+        let blocks = text.lines().filter(|l| *l == "block").count();
+        (
+            u32::try_from(blocks).unwrap_or(u32::MAX),
+            text.lines().any(|l| l == "gave_up"),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    fn run_hook(h: &Hook, cwd: &Path) -> String {
+        let o = Command::new(&h.script)
+            .current_dir(cwd)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert!(o.status.success());
+        String::from_utf8(o.stdout).unwrap()
+    }
+
+    #[test]
+    fn blocks_in_json_until_green_at_most_n_rounds() {
+        let d = tempfile::tempdir().unwrap();
+        let checks = vec![Check {
+            cmd: "grep -q \"good\" f.txt && echo 'fine'".into(),
+            expect_exit: 0,
+        }];
+        let h = write(d.path(), "t", &checks, 2).unwrap();
+        std::fs::write(d.path().join("f.txt"), "bad \"quoted\"\tno such file\n").unwrap();
+        for _ in 0..2 {
+            let out = run_hook(&h, d.path());
+            let v: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
+            assert_eq!(v["decision"], "block");
+            assert!(v["reason"].as_str().unwrap().contains("grep -q"), "{out}");
+        }
+        // Third round: gives up (the daemon's own check will fail the step).
+        assert_eq!(run_hook(&h, d.path()), "");
+        assert_eq!(h.rounds(), (2, true));
+        std::fs::write(d.path().join("f.txt"), "good\n").unwrap();
+        assert_eq!(run_hook(&h, d.path()), "");
+    }
+}

@@ -1,0 +1,211 @@
+//! The journal: the agent appends JSON lines to `$CONVEYOR_JOURNAL`
+//! (`{"kind", "text", "options", "default", "why", "reversible", "expensive"}`); the daemon
+//! ingests them after every step and on recovery. Each line is validated; a malformed one is
+//! kept raw and flagged, never dropped. Ingestion resumes at a stored byte offset and every
+//! entry is keyed on its offset, so ingesting twice stores nothing twice.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use serde::Deserialize;
+use sqlx::SqlitePool;
+
+use crate::store::now_ms;
+use crate::{Error, Result};
+
+/// A well-formed entry.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    pub kind: String,
+    pub text: String,
+    #[serde(default)]
+    pub options: Vec<String>,
+    #[serde(default)]
+    pub default: Option<String>,
+    #[serde(default)]
+    pub why: Option<String>,
+    #[serde(default)]
+    pub reversible: Option<bool>,
+    #[serde(default)]
+    pub expensive: Option<bool>,
+}
+
+/// Validates one journal line.
+///
+/// # Errors
+/// A message saying what is wrong with it.
+pub fn parse_line(raw: &str) -> std::result::Result<Entry, String> {
+    let e: Entry = serde_json::from_str(raw).map_err(|e| format!("not a journal entry: {e}"))?;
+    if !["fork", "question", "decided", "uncovered"].contains(&e.kind.as_str()) {
+        return Err(format!(
+            "unknown kind {:?} (fork, question, decided, uncovered)",
+            e.kind
+        ));
+    }
+    if e.text.trim().is_empty() {
+        return Err("empty text".into());
+    }
+    if let Some(d) = &e.default
+        && !e.options.is_empty()
+        && !e.options.contains(d)
+    {
+        return Err(format!("default {d:?} is not one of the options"));
+    }
+    Ok(e)
+}
+
+/// What one ingestion added.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Ingested {
+    pub entries: usize,
+    pub malformed: usize,
+    pub questions: usize,
+}
+
+/// Reads the journal file from the line's stored offset and stores each new line.
+/// `final_read` also takes a last line without its newline (the step has ended).
+///
+/// # Errors
+/// [`Error::Io`] or [`Error::Db`].
+pub async fn ingest(
+    pool: &SqlitePool,
+    line_id: &str,
+    step_id: Option<&str>,
+    file: &Path,
+    final_read: bool,
+) -> Result<Ingested> {
+    let offset: i64 = sqlx::query_scalar("SELECT journal_offset FROM lines WHERE id = ?")
+        .bind(line_id)
+        .fetch_one(pool)
+        .await?;
+    let path = file.to_path_buf();
+    let start = u64::try_from(offset).unwrap_or(0);
+    let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
+        let mut f = match std::fs::File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
+        f.seek(SeekFrom::Start(start))?;
+        let mut b = Vec::new();
+        f.read_to_end(&mut b)?;
+        Ok(b)
+    })
+    .await
+    .map_err(|e| Error::Internal(e.to_string()))?
+    .map_err(|e| Error::io(file, e))?;
+
+    let mut out = Ingested::default();
+    let mut tx = pool.begin().await?;
+    let mut pos = 0usize;
+    while pos < bytes.len() {
+        let (line, next) = match bytes[pos..].iter().position(|b| *b == b'\n') {
+            Some(i) => (&bytes[pos..pos + i], pos + i + 1),
+            None if final_read => (&bytes[pos..], bytes.len()),
+            None => break,
+        };
+        let at = offset + i64::try_from(pos).unwrap_or(0);
+        pos = next;
+        let raw = String::from_utf8_lossy(line)
+            .trim_end_matches('\r')
+            .to_string();
+        if raw.trim().is_empty() {
+            continue;
+        }
+        let now = now_ms();
+        let parsed = parse_line(&raw);
+        let inserted = match &parsed {
+            Ok(e) => {
+                sqlx::query(
+                    "INSERT OR IGNORE INTO journal (line_id, step_id, offset, kind, text, options,
+                        default_opt, why, reversible, expensive, valid, error, raw, created_at)
+                     VALUES (?,?,?,?,?,?,?,?,?,?,1,NULL,?,?)",
+                )
+                .bind(line_id)
+                .bind(step_id)
+                .bind(at)
+                .bind(&e.kind)
+                .bind(&e.text)
+                .bind(serde_json::to_string(&e.options).unwrap_or_else(|_| "[]".into()))
+                .bind(&e.default)
+                .bind(&e.why)
+                .bind(e.reversible)
+                .bind(e.expensive)
+                .bind(&raw)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+            }
+            Err(msg) => {
+                sqlx::query(
+                    "INSERT OR IGNORE INTO journal (line_id, step_id, offset, valid, error, raw, created_at)
+                     VALUES (?,?,?,0,?,?,?)",
+                )
+                .bind(line_id)
+                .bind(step_id)
+                .bind(at)
+                .bind(msg)
+                .bind(&raw)
+                .bind(now)
+                .execute(&mut *tx)
+                .await?
+            }
+        };
+        if inserted.rows_affected() == 0 {
+            continue;
+        }
+        out.entries += 1;
+        match parsed {
+            Ok(e) if e.kind == "question" => {
+                sqlx::query(
+                    "INSERT INTO questions (id, line_id, journal_id, status, created_at)
+                     VALUES (?, ?, ?, 'unvalidated', ?)",
+                )
+                .bind(uuid::Uuid::new_v4().to_string())
+                .bind(line_id)
+                .bind(inserted.last_insert_rowid())
+                .bind(now)
+                .execute(&mut *tx)
+                .await?;
+                out.questions += 1;
+            }
+            Ok(_) => {}
+            Err(_) => out.malformed += 1,
+        }
+    }
+    let new_offset = offset + i64::try_from(pos).unwrap_or(0);
+    sqlx::query("UPDATE lines SET journal_offset = ? WHERE id = ?")
+        .bind(new_offset)
+        .bind(line_id)
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validates_entries() {
+        assert!(parse_line(r#"{"kind":"decided","text":"used sqlite","why":"simple"}"#).is_ok());
+        assert!(
+            parse_line(r#"{"kind":"question","text":"a or b?","options":["a","b"],"default":"a"}"#)
+                .is_ok()
+        );
+        assert!(
+            parse_line(r#"{"kind":"question","text":"x","options":["a"],"default":"c"}"#)
+                .unwrap_err()
+                .contains("default")
+        );
+        assert!(
+            parse_line(r#"{"kind":"gossip","text":"x"}"#)
+                .unwrap_err()
+                .contains("unknown kind")
+        );
+        assert!(parse_line("not json at all").is_err());
+        assert!(parse_line(r#"{"kind":"fork","text":"x","extra":1}"#).is_err());
+    }
+}

@@ -1,0 +1,32 @@
+//! conveyor: a daemon that works through a queue of lines overnight. A line is one unit of
+//! work in one project (a git repository); it runs step by step, each step one headless Claude
+//! Code run (`claude -p … --output-format stream-json`) in the line's own git worktree, resumed
+//! in the line's one session. Between steps the daemon ingests the journal, commits a
+//! checkpoint and asks the budget whether the next step may start. Finished lines pass the
+//! project's regression, merge into fresh main and wait for Anton's acceptance.
+//!
+//! The daemon is a library first: [`start`] returns a [`ServerHandle`]; `conveyord serve`
+//! and the desktop app call it the same way. State lives in SQLite under the data folder, so a
+//! restart (clean or `kill -9`) loses nothing.
+
+pub mod api;
+pub mod budget;
+pub mod claude;
+pub mod config;
+mod daemon;
+mod error;
+pub mod events;
+pub mod exec;
+pub mod git;
+pub mod hook;
+pub mod journal;
+pub mod line;
+pub mod plan;
+pub mod prompt;
+mod recovery;
+mod scheduler;
+pub mod store;
+
+pub use config::Config;
+pub use daemon::{ServerHandle, Shared, start};
+pub use error::{Error, Result};

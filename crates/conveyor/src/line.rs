@@ -1,0 +1,971 @@
+//! The flow of a line: one call of [`advance`] does one thing (runs the next step, or the gate,
+//! or the merge) and returns, so the scheduler decides again between any two steps.
+//!
+//! queued → planning (the planner writes `$CONVEYOR_PLAN`; its steps become executor steps) →
+//! running (each executor step resumed in the same session; a checkpoint commit after each
+//! success; a reset to the checkpoint after each failure) → gate (the project's regression and
+//! checklist, read from fresh main, in the worktree) → merging (into fresh main in a separate
+//! worktree, regression again, compare-and-swap of main) → awaiting_acceptance. A red gate or
+//! merge adds a fixer step (`fixing`); three in a row and the line needs Anton.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use conveyor_api::{EventKind, Level, LineState, StepKind, StepState};
+use tokio_util::sync::CancellationToken;
+
+use crate::claude::{self, Invocation, Verdict};
+use crate::config::{Check, Checklist, RootMode};
+use crate::daemon::Shared;
+use crate::events::EventBody;
+use crate::exec::{self, Spec};
+use crate::git::{self, MergeOutcome};
+use crate::store::{LineRow, StepRow, now_ms};
+use crate::{Result, hook, journal, plan, prompt};
+
+/// Gate failures in a row before a line needs Anton.
+pub const GATE_ROUNDS: i64 = 3;
+
+/// What a line needs next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run this step (the budget is asked first).
+    Step {
+        kind: StepKind,
+    },
+    Gate,
+    Merge,
+    Nothing,
+}
+
+/// States in which the daemon (not Anton) moves the line on.
+pub const ACTIVE: [LineState; 7] = [
+    LineState::Queued,
+    LineState::Planning,
+    LineState::Running,
+    LineState::Fixing,
+    LineState::Gate,
+    LineState::Merging,
+    LineState::WaitingBudget,
+];
+
+/// States in which a line holds its project (one line per project at a time).
+pub const HOLDING: [LineState; 8] = [
+    LineState::Planning,
+    LineState::Running,
+    LineState::WaitingBudget,
+    LineState::WaitingAnswer,
+    LineState::Gate,
+    LineState::Fixing,
+    LineState::Merging,
+    LineState::Deploying,
+];
+
+fn next_step(steps: &[StepRow]) -> Option<&StepRow> {
+    steps
+        .iter()
+        .find(|s| matches!(s.state(), StepState::Pending | StepState::Interrupted))
+}
+
+/// What the line needs next.
+///
+/// # Errors
+/// Database errors.
+pub async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
+    Ok(match line.state() {
+        LineState::Gate => Action::Gate,
+        LineState::Merging => Action::Merge,
+        s if ACTIVE.contains(&s) => {
+            let steps = sh.store.steps(&line.id).await?;
+            if steps.is_empty() {
+                Action::Step {
+                    kind: StepKind::Planner,
+                }
+            } else if let Some(s) = next_step(&steps) {
+                Action::Step { kind: s.kind() }
+            } else if steps.iter().any(|s| s.state() == StepState::Failed) {
+                Action::Nothing
+            } else {
+                Action::Gate
+            }
+        }
+        _ => Action::Nothing,
+    })
+}
+
+/// Does the line's next thing.
+///
+/// # Errors
+/// Database errors; everything else ends in a line state with a reason.
+pub async fn advance(
+    sh: &Shared,
+    line_id: &str,
+    estimate: f64,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let Some(line) = sh.store.line(line_id).await? else {
+        return Ok(());
+    };
+    let action = next_action(sh, &line).await?;
+    if action == Action::Nothing {
+        return Ok(());
+    }
+    let line = match ensure_worktree(sh, &line).await {
+        Ok(l) => l,
+        Err(e) => {
+            sh.set_line_state(
+                line_id,
+                LineState::Blocked,
+                Some(&format!("cannot make the line's worktree: {e}")),
+                None,
+            )
+            .await?;
+            return Ok(());
+        }
+    };
+    match action {
+        Action::Step { .. } => {
+            let mut steps = sh.store.steps(line_id).await?;
+            if steps.is_empty() {
+                sh.store
+                    .add_step(line_id, StepKind::Planner, "plan", &line.task, &[])
+                    .await?;
+                steps = sh.store.steps(line_id).await?;
+            }
+            if let Some(step) = next_step(&steps).cloned() {
+                run_step(sh, &line, &step, estimate, cancel).await?;
+            }
+        }
+        Action::Gate => gate(sh, &line, cancel).await?,
+        Action::Merge => merge(sh, &line, cancel).await?,
+        Action::Nothing => {}
+    }
+    Ok(())
+}
+
+/// Makes the branch `line/<id>` and its worktree from the project's fresh main (once).
+async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
+    let path = sh.worktree_path(&line.id);
+    if line.worktree.is_some() && path.join(".git").exists() {
+        return Ok(line.clone());
+    }
+    let project = sh
+        .store
+        .project(&line.project_id)
+        .await?
+        .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
+    let repo = PathBuf::from(&project.repo_path);
+    let base = git::branch_head(&repo, &project.main_branch).await?;
+    git::add_worktree(&sh.locks, &repo, &path, &line.branch, &base).await?;
+    let head = git::git(&path, &["rev-parse", "HEAD"])
+        .await?
+        .trim()
+        .to_string();
+    let checkpoint = line.checkpoint.clone().unwrap_or(head);
+    sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ?, updated_at = ? WHERE id = ?")
+        .bind(path.to_string_lossy().into_owned())
+        .bind(&checkpoint)
+        .bind(now_ms())
+        .bind(&line.id)
+        .execute(&sh.store.pool)
+        .await?;
+    std::fs::create_dir_all(sh.line_dir(&line.id))
+        .map_err(|e| crate::Error::io(sh.line_dir(&line.id), e))?;
+    Ok(sh.store.line(&line.id).await?.expect("line exists"))
+}
+
+fn journal_path(sh: &Shared, line_id: &str) -> PathBuf {
+    sh.line_dir(line_id).join("journal.jsonl")
+}
+
+fn plan_path(sh: &Shared, line_id: &str) -> PathBuf {
+    sh.line_dir(line_id).join("plan.json")
+}
+
+/// Ingests the line's journal and tells the subscribers about new entries.
+///
+/// # Errors
+/// Database or file errors.
+pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -> Result<()> {
+    let got = journal::ingest(
+        &sh.store.pool,
+        line_id,
+        step_id,
+        &journal_path(sh, line_id),
+        true,
+    )
+    .await?;
+    if got.entries > 0 {
+        sh.events.emit(
+            EventKind::Journal,
+            EventBody {
+                line_id: Some(line_id.into()),
+                detail: Some(format!(
+                    "{} entries ({} malformed, {} questions)",
+                    got.entries, got.malformed, got.questions
+                )),
+                ..EventBody::default()
+            },
+        );
+        if got.questions > 0 {
+            sh.events.emit(
+                EventKind::Question,
+                EventBody {
+                    line_id: Some(line_id.into()),
+                    detail: Some(format!("{} new questions", got.questions)),
+                    ..EventBody::default()
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Runs the checks in the worktree; returns the red ones with their output.
+async fn run_checks(
+    sh: &Shared,
+    worktree: &Path,
+    checks: &[Check],
+    cancel: &CancellationToken,
+) -> Result<Vec<String>> {
+    let mut red = Vec::new();
+    for c in checks {
+        let out = exec::run(
+            &Spec::shell(&c.cmd, worktree),
+            Duration::from_secs(sh.cfg.command_timeout_secs),
+            cancel,
+        )
+        .await?;
+        if out.code != Some(c.expect_exit) {
+            red.push(format!(
+                "`{}` exited {} (expected {}): {}",
+                c.cmd,
+                out.code.map_or("by a signal".into(), |c| c.to_string()),
+                c.expect_exit,
+                out.tail(1500).trim()
+            ));
+        }
+    }
+    Ok(red)
+}
+
+fn agent_env(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+) -> std::collections::BTreeMap<String, String> {
+    let mut env = sh.cfg.agent_env.clone();
+    if sh.root_mode == RootMode::Sandbox {
+        env.insert("IS_SANDBOX".into(), "1".into());
+    }
+    env.insert(
+        "CONVEYOR_JOURNAL".into(),
+        journal_path(sh, &line.id).to_string_lossy().into_owned(),
+    );
+    env.insert(
+        "CONVEYOR_PLAN".into(),
+        plan_path(sh, &line.id).to_string_lossy().into_owned(),
+    );
+    env.insert("CONVEYOR_LINE".into(), line.id.clone());
+    env.insert("CONVEYOR_STEP".into(), step.id.clone());
+    env
+}
+
+/// Answers to this line's questions not yet given to the agent.
+async fn undelivered_answers(sh: &Shared, line_id: &str) -> Result<Vec<(String, String)>> {
+    let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
+        "SELECT q.id, j.text, q.answer FROM questions q JOIN journal j ON j.id = q.journal_id
+         WHERE q.line_id = ? AND q.status = 'answered' AND q.delivered = 0 AND q.answer IS NOT NULL",
+    )
+    .bind(line_id)
+    .fetch_all(&sh.store.pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(_, q, a)| (q.unwrap_or_default(), a))
+        .collect())
+}
+
+/// One step: the run, its cost, its checks, its checkpoint or its rollback.
+async fn run_step(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    estimate: f64,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
+    let checkpoint = line.checkpoint.clone().unwrap_or_default();
+    let kind = step.kind();
+    let line_state = if kind == StepKind::Planner {
+        LineState::Planning
+    } else if kind == StepKind::Fixer {
+        LineState::Fixing
+    } else {
+        LineState::Running
+    };
+    if kind == StepKind::Planner {
+        let _ = std::fs::remove_file(plan_path(sh, &line.id));
+    }
+    let checks = step.checks();
+    let hook_checks = if kind == StepKind::Planner {
+        vec![Check {
+            cmd: "test -s \"$CONVEYOR_PLAN\"".into(),
+            expect_exit: 0,
+        }]
+    } else {
+        checks.clone()
+    };
+    let answers = undelivered_answers(sh, &line.id).await?;
+    let mut resume = line.session_started;
+    // A first run refused with "already in use" is retried with --resume; a --resume of a
+    // session whose first run died before the CLI saved anything is retried with --session-id.
+    for _ in 0..3 {
+        let attempt = step.attempts + 1;
+        sqlx::query("UPDATE steps SET state = 'running', attempts = ?, error = NULL WHERE id = ?")
+            .bind(attempt)
+            .bind(&step.id)
+            .execute(&sh.store.pool)
+            .await?;
+        sh.set_line_state(&line.id, line_state, None, None).await?;
+        sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
+            .await?;
+        let tag = format!("{}-{}-{}", step.n, attempt, now_ms());
+        let log = sh.line_dir(&line.id).join(format!("step-{tag}.ndjson"));
+        let run_id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (step_id, line_id, kind, attempt, resumed, started_at, outcome,
+                estimate_usd, log_path) VALUES (?,?,?,?,?,?, 'running', ?, ?) RETURNING id",
+        )
+        .bind(&step.id)
+        .bind(&line.id)
+        .bind(kind.as_str())
+        .bind(attempt)
+        .bind(resume)
+        .bind(now_ms())
+        .bind(estimate)
+        .bind(log.to_string_lossy().into_owned())
+        .fetch_one(&sh.store.pool)
+        .await?;
+        let hook = hook::write(
+            &sh.line_dir(&line.id),
+            &tag,
+            &hook_checks,
+            sh.cfg.hook_rounds,
+        )?;
+        let text = prompt::render(&prompt::StepPrompt {
+            n: step.n,
+            attempt,
+            kind,
+            line_title: &line.title,
+            line_task: &line.task,
+            step_title: &step.title,
+            step_task: &step.task,
+            checks: &checks,
+            rolled_back: step.rolled_back.as_deref(),
+            checkpoint: line.checkpoint.as_deref(),
+            answers: &answers,
+        });
+        let bypass = sh.cfg.permission_mode == "bypassPermissions";
+        let inv = Invocation {
+            claude_bin: sh.cfg.claude_bin.clone(),
+            cwd: worktree.clone(),
+            prompt: text,
+            session_id: line.session_id.clone(),
+            resume,
+            settings: hook.settings.clone(),
+            permission_mode: sh.cfg.permission_mode.clone(),
+            allowed_tools: sh.cfg.allowed_tools.clone(),
+            add_dir: (!bypass).then(|| sh.line_dir(&line.id)),
+            model: sh.cfg.model.clone(),
+            env: agent_env(sh, line, step),
+            user: sh.agent_user,
+            inherit_env: sh.cfg.agent_env_inherit,
+            log,
+            timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
+        };
+        tracing::info!(line = %line.id, step = step.n, attempt, resume, "step starts");
+        let pool = sh.store.pool.clone();
+        let line_id = line.id.clone();
+        let on = move |sig: claude::Signal| -> claude::SignalFuture {
+            let pool = pool.clone();
+            let line_id = line_id.clone();
+            Box::pin(async move { record_signal(&pool, run_id, &line_id, sig).await })
+        };
+        let report = claude::run(&inv, cancel, &on).await;
+        let verdict = report.verdict();
+        tracing::info!(line = %line.id, step = step.n, ?verdict, exit = ?report.exit_code, "step run ended");
+
+        // The step's own cost: the delta of the session's cumulative total.
+        let fresh = sh.store.line(&line.id).await?.expect("line exists");
+        let (cost, new_total) = match &report.result {
+            Some(r) if r.total_cost_usd + 1e-12 >= fresh.session_cost => {
+                (r.total_cost_usd - fresh.session_cost, r.total_cost_usd)
+            }
+            Some(r) => {
+                // The total went down: this CLI reports per call. Trust the run's own figure.
+                let c = r.run_cost_reported().unwrap_or(r.total_cost_usd);
+                (c, fresh.session_cost + c)
+            }
+            None => (0.0, fresh.session_cost),
+        };
+        let tokens = report
+            .result
+            .as_ref()
+            .map(|r| r.run_tokens())
+            .unwrap_or_default();
+        let (blocks, _) = hook.rounds();
+        let outcome = match &verdict {
+            Verdict::Finished => "finished",
+            Verdict::UsageLimit { .. } => "usage_limit",
+            Verdict::SessionInUse => "session_in_use",
+            Verdict::NoConversation { .. } => "no_conversation",
+            Verdict::Fatal { .. } => "fatal",
+            Verdict::Failed { .. } => "failed",
+            Verdict::Interrupted => "interrupted",
+        };
+        sqlx::query(
+            "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, session_total = ?,
+                cost_usd = ?, input_tokens = ?, output_tokens = ?, cache_read = ?, cache_write = ?,
+                duration_ms = ?, result = ?, stderr_tail = ?, permission_denials = ?, hook_blocks = ?,
+                init_seen = MAX(init_seen, ?)
+             WHERE id = ?",
+        )
+        .bind(now_ms())
+        .bind(outcome)
+        .bind(report.exit_code)
+        .bind(report.result.as_ref().map(|r| r.total_cost_usd))
+        .bind(cost)
+        .bind(i64::try_from(tokens.input_tokens).unwrap_or(0))
+        .bind(i64::try_from(tokens.output_tokens).unwrap_or(0))
+        .bind(i64::try_from(tokens.cache_read_input_tokens).unwrap_or(0))
+        .bind(i64::try_from(tokens.cache_creation_input_tokens).unwrap_or(0))
+        .bind(report.duration_ms)
+        .bind(report.result.as_ref().and_then(|r| r.result.clone()))
+        .bind(exec::tail(&report.stderr, 4000))
+        .bind(
+            report
+                .result
+                .as_ref()
+                .and_then(|r| r.permission_denials.as_ref())
+                .map(|v| v.to_string()),
+        )
+        .bind(i64::from(blocks))
+        .bind(report.init_seen)
+        .bind(run_id)
+        .execute(&sh.store.pool)
+        .await?;
+        sqlx::query("UPDATE lines SET session_cost = ? WHERE id = ?")
+            .bind(new_total)
+            .bind(&line.id)
+            .execute(&sh.store.pool)
+            .await?;
+        ingest_journal(sh, &line.id, Some(&step.id)).await?;
+
+        // Cancelled by Anton while it ran: leave the line cancelled.
+        let now_state = sh.store.line(&line.id).await?.map(|l| l.state());
+        if now_state == Some(LineState::Cancelled) {
+            git::reset_to(&worktree, &checkpoint).await?;
+            set_run_outcome(sh, run_id, "cancelled").await?;
+            sh.set_step_state(
+                &line.id,
+                &step.id,
+                step.n,
+                StepState::Cancelled,
+                Some("line cancelled"),
+            )
+            .await?;
+            return Ok(());
+        }
+
+        match verdict {
+            Verdict::Finished => {
+                return finish_step(
+                    sh,
+                    line,
+                    step,
+                    run_id,
+                    &worktree,
+                    &checkpoint,
+                    &checks,
+                    blocks,
+                    cancel,
+                )
+                .await;
+            }
+            Verdict::SessionInUse if !resume => {
+                sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
+                    .bind(&line.id)
+                    .execute(&sh.store.pool)
+                    .await?;
+                resume = true;
+                continue;
+            }
+            Verdict::SessionInUse => {
+                return stop_line(
+                    sh,
+                    line,
+                    step,
+                    &worktree,
+                    &checkpoint,
+                    "the session is in use by another run",
+                )
+                .await;
+            }
+            Verdict::UsageLimit { resets_at, message } => {
+                git::reset_to(&worktree, &checkpoint).await?;
+                let until = resets_at.map_or_else(
+                    || now_ms() + i64::try_from(sh.cfg.limit_retry_secs).unwrap_or(900) * 1000,
+                    |s| s * 1000,
+                );
+                sh.store.set_account_park_until(until).await?;
+                sqlx::query("UPDATE steps SET state = 'pending', rolled_back = ? WHERE id = ?")
+                    .bind("a usage limit stopped the previous attempt")
+                    .bind(&step.id)
+                    .execute(&sh.store.pool)
+                    .await?;
+                sh.set_step_state(
+                    &line.id,
+                    &step.id,
+                    step.n,
+                    StepState::Pending,
+                    Some(&message),
+                )
+                .await?;
+                sh.set_line_state(
+                    &line.id,
+                    LineState::WaitingBudget,
+                    Some(&format!("usage limit: {message}")),
+                    Some(until),
+                )
+                .await?;
+                sh.events.emit(
+                    EventKind::Budget,
+                    EventBody {
+                        detail: Some(format!("parked until {}", crate::store::rfc3339(until))),
+                        ..EventBody::default()
+                    },
+                );
+                return Ok(());
+            }
+            Verdict::NoConversation { reason } => {
+                // Safe to start the conversation only if no run of the line ever got as far as
+                // a result: then there is no context to lose. Otherwise Anton decides.
+                let results: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL",
+                )
+                .bind(&line.id)
+                .bind(run_id)
+                .fetch_one(&sh.store.pool)
+                .await?;
+                if resume && results == 0 {
+                    tracing::warn!(line = %line.id, "the session was never saved: starting it with --session-id");
+                    sqlx::query("UPDATE lines SET session_started = 0 WHERE id = ?")
+                        .bind(&line.id)
+                        .execute(&sh.store.pool)
+                        .await?;
+                    resume = false;
+                    continue;
+                }
+                return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;
+            }
+            Verdict::Fatal { reason } => {
+                return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;
+            }
+            Verdict::Interrupted => {
+                git::reset_to(&worktree, &checkpoint).await?;
+                sqlx::query("UPDATE steps SET state = 'interrupted', rolled_back = ? WHERE id = ?")
+                    .bind("the daemon stopped while the step ran")
+                    .bind(&step.id)
+                    .execute(&sh.store.pool)
+                    .await?;
+                return Ok(());
+            }
+            Verdict::Failed { reason } => {
+                return fail_step(sh, line, step, &worktree, &checkpoint, &reason, true).await;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Records what a run reports while it goes (pid, session start, rate-limit events).
+async fn record_signal(pool: &sqlx::SqlitePool, run_id: i64, line_id: &str, sig: claude::Signal) {
+    let r = match sig {
+        claude::Signal::Started(pid) => sqlx::query("UPDATE runs SET pid = ? WHERE id = ?")
+            .bind(i64::from(pid))
+            .bind(run_id)
+            .execute(pool)
+            .await
+            .map(|_| ()),
+        claude::Signal::Init => {
+            let a = sqlx::query("UPDATE runs SET init_seen = 1 WHERE id = ?")
+                .bind(run_id)
+                .execute(pool)
+                .await;
+            let b = sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
+                .bind(line_id)
+                .execute(pool)
+                .await;
+            a.and(b).map(|_| ())
+        }
+        claude::Signal::RateLimit(info) => sqlx::query(
+            "INSERT INTO rate_limits (run_id, observed_at, status, resets_at, limit_type,
+                utilization, raw) VALUES (?,?,?,?,?,?,?)",
+        )
+        .bind(run_id)
+        .bind(now_ms())
+        .bind(&info.status)
+        .bind(info.resets_at)
+        .bind(&info.rate_limit_type)
+        .bind(info.utilization())
+        .bind(&info.raw)
+        .execute(pool)
+        .await
+        .map(|_| ()),
+    };
+    if let Err(e) = r {
+        tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
+    }
+}
+
+async fn set_run_outcome(sh: &Shared, run_id: i64, outcome: &str) -> Result<()> {
+    sqlx::query("UPDATE runs SET outcome = ? WHERE id = ?")
+        .bind(outcome)
+        .bind(run_id)
+        .execute(&sh.store.pool)
+        .await?;
+    Ok(())
+}
+
+/// After `is_error:false`: the daemon's own checks decide; green → checkpoint.
+#[allow(clippy::too_many_arguments)]
+async fn finish_step(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    run_id: i64,
+    worktree: &Path,
+    checkpoint: &str,
+    checks: &[Check],
+    blocks: u32,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let kind = step.kind();
+    let mut planned = None;
+    let red = if kind == StepKind::Planner {
+        let text = std::fs::read_to_string(plan_path(sh, &line.id)).unwrap_or_default();
+        match plan::parse(&text) {
+            Ok(p) => {
+                planned = Some(p);
+                Vec::new()
+            }
+            Err(e) if text.is_empty() => {
+                vec![format!("no plan was written to $CONVEYOR_PLAN ({e})")]
+            }
+            Err(e) => vec![e],
+        }
+    } else {
+        run_checks(sh, worktree, checks, cancel).await?
+    };
+    if cancel.is_cancelled() {
+        // Stopped while the daemon checked: the step is resumed after the restart.
+        git::reset_to(worktree, checkpoint).await?;
+        set_run_outcome(sh, run_id, "interrupted").await?;
+        sqlx::query("UPDATE steps SET state = 'interrupted', rolled_back = ? WHERE id = ?")
+            .bind("the daemon stopped while the step's checks ran")
+            .bind(&step.id)
+            .execute(&sh.store.pool)
+            .await?;
+        return Ok(());
+    }
+    if !red.is_empty() {
+        set_run_outcome(sh, run_id, "red").await?;
+        let reason = format!(
+            "checks still red after {blocks} Stop-hook round(s):\n{}",
+            red.join("\n")
+        );
+        // The hook already gave the agent its rounds: no new attempt, Anton decides.
+        return fail_step(sh, line, step, worktree, checkpoint, &reason, false).await;
+    }
+    let message = format!("conveyor: line {} step {}: {}", line.id, step.n, step.title);
+    let sha = git::checkpoint(worktree, &sh.identity(), &message).await?;
+    let mut tx = sh.store.pool.begin().await?;
+    sqlx::query("UPDATE runs SET outcome = 'ok' WHERE id = ?")
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE steps SET state = 'done', checkpoint = ?, error = NULL, rolled_back = NULL WHERE id = ?")
+        .bind(&sha)
+        .bind(&step.id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE lines SET checkpoint = ?, updated_at = ? WHERE id = ?")
+        .bind(&sha)
+        .bind(now_ms())
+        .bind(&line.id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE questions SET delivered = 1 WHERE line_id = ? AND status = 'answered'")
+        .bind(&line.id)
+        .execute(&mut *tx)
+        .await?;
+    if let Some(p) = &planned {
+        sqlx::query("UPDATE lines SET level = ? WHERE id = ?")
+            .bind(p.level.as_str())
+            .bind(&line.id)
+            .execute(&mut *tx)
+            .await?;
+    }
+    tx.commit().await?;
+    if let Some(p) = planned {
+        for s in &p.steps {
+            sh.store
+                .add_step(&line.id, StepKind::Executor, &s.title, &s.task, &s.checks)
+                .await?;
+        }
+    }
+    sh.set_step_state(&line.id, &step.id, step.n, StepState::Done, None)
+        .await?;
+    let has_more = next_step(&sh.store.steps(&line.id).await?).is_some();
+    let next = if has_more {
+        LineState::Running
+    } else {
+        LineState::Gate
+    };
+    sh.set_line_state(&line.id, next, None, None).await?;
+    Ok(())
+}
+
+/// A failed attempt: roll back; when `retry`, attempt again while attempts are left; else the
+/// line needs Anton with the reason.
+async fn fail_step(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    worktree: &Path,
+    checkpoint: &str,
+    reason: &str,
+    retry: bool,
+) -> Result<()> {
+    git::reset_to(worktree, checkpoint).await?;
+    let failed: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM runs WHERE step_id = ? AND outcome IN ('failed', 'red')",
+    )
+    .bind(&step.id)
+    .fetch_one(&sh.store.pool)
+    .await?;
+    if retry && failed < i64::from(sh.cfg.step_attempts) {
+        sqlx::query("UPDATE steps SET state = 'pending', error = ?, rolled_back = ? WHERE id = ?")
+            .bind(reason)
+            .bind(format!(
+                "the previous attempt failed: {}",
+                exec::tail(reason, 1500)
+            ))
+            .bind(&step.id)
+            .execute(&sh.store.pool)
+            .await?;
+        sh.set_step_state(&line.id, &step.id, step.n, StepState::Pending, Some(reason))
+            .await?;
+        return Ok(());
+    }
+    sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(reason))
+        .await?;
+    sh.set_line_state(
+        &line.id,
+        LineState::NeedsHuman,
+        Some(&format!(
+            "step {} ({}) failed: {reason}",
+            step.n, step.title
+        )),
+        None,
+    )
+    .await
+}
+
+/// A dead end the daemon cannot get past: roll back, the line needs Anton, the daemon goes on.
+async fn stop_line(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    worktree: &Path,
+    checkpoint: &str,
+    reason: &str,
+) -> Result<()> {
+    git::reset_to(worktree, checkpoint).await?;
+    sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(reason))
+        .await?;
+    sh.set_line_state(&line.id, LineState::NeedsHuman, Some(reason), None)
+        .await
+}
+
+async fn checklist(
+    sh: &Shared,
+    line: &LineRow,
+) -> Result<std::result::Result<(Checklist, String, PathBuf, String), String>> {
+    let project = sh
+        .store
+        .project(&line.project_id)
+        .await?
+        .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
+    let repo = PathBuf::from(&project.repo_path);
+    let main = git::branch_head(&repo, &project.main_branch).await?;
+    let text = git::read_file_at(&repo, &main, ".conveyor.toml").await?;
+    match text.map(|t| Checklist::parse(&t)).transpose() {
+        Ok(c) => Ok(Ok((c.unwrap_or_default(), main, repo, project.main_branch))),
+        Err(e) => Ok(Err(format!("{e} (on {})", project.main_branch))),
+    }
+}
+
+/// A red gate or merge: a fixer step with what failed, or Anton after three in a row.
+async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
+    let failures = line.gate_failures + 1;
+    sqlx::query("UPDATE lines SET gate_failures = ? WHERE id = ?")
+        .bind(failures)
+        .bind(&line.id)
+        .execute(&sh.store.pool)
+        .await?;
+    if failures >= GATE_ROUNDS {
+        return sh
+            .set_line_state(
+                &line.id,
+                LineState::NeedsHuman,
+                Some(&format!(
+                    "the gate failed {failures} times in a row; last: {what}"
+                )),
+                None,
+            )
+            .await;
+    }
+    sh.store
+        .add_step(
+            &line.id,
+            StepKind::Fixer,
+            "fix what the gate found",
+            &format!("The line's gate failed. Make it pass:\n{what}"),
+            &[],
+        )
+        .await?;
+    sh.set_line_state(&line.id, LineState::Fixing, Some(what), None)
+        .await
+}
+
+/// All steps done: the regression command and the checklist (from fresh main) in the worktree.
+async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
+    sh.set_line_state(&line.id, LineState::Gate, None, None)
+        .await?;
+    let (list, main, repo, _) = match checklist(sh, line).await? {
+        Ok(c) => c,
+        Err(e) => {
+            return sh
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e), None)
+                .await;
+        }
+    };
+    let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
+    // The level is raised mechanically by what the diff touches.
+    let head = git::git(&worktree, &["rev-parse", "HEAD"])
+        .await?
+        .trim()
+        .to_string();
+    let touched = git::changed_paths(&repo, &main, &head)
+        .await
+        .unwrap_or_default();
+    let mut full = touched.iter().any(|p| p == ".conveyor.toml");
+    if !list.full_level_paths.is_empty() {
+        let mut b = globset::GlobSetBuilder::new();
+        for g in &list.full_level_paths {
+            if let Ok(g) = globset::Glob::new(g) {
+                b.add(g);
+            }
+        }
+        if let Ok(set) = b.build() {
+            full |= touched.iter().any(|p| set.is_match(p));
+        }
+    }
+    if full && line.level.as_deref() != Some(Level::Full.as_str()) {
+        sqlx::query("UPDATE lines SET level = 'full' WHERE id = ?")
+            .bind(&line.id)
+            .execute(&sh.store.pool)
+            .await?;
+    }
+    let mut checks: Vec<Check> = Vec::new();
+    if let Some(r) = &list.regression {
+        checks.push(Check {
+            cmd: r.clone(),
+            expect_exit: 0,
+        });
+    }
+    checks.extend(list.checklist.iter().cloned());
+    let red = run_checks(sh, &worktree, &checks, cancel).await?;
+    if cancel.is_cancelled() {
+        return Ok(());
+    }
+    if !red.is_empty() {
+        return gate_failed(
+            sh,
+            line,
+            &format!("gate red in the worktree:\n{}", red.join("\n")),
+        )
+        .await;
+    }
+    sh.set_line_state(&line.id, LineState::Merging, None, None)
+        .await?;
+    let fresh = sh.store.line(&line.id).await?.expect("line exists");
+    merge(sh, &fresh, cancel).await
+}
+
+/// Merge into fresh main in a separate worktree, regression after the merge, then main moves.
+async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
+    let (list, _, repo, main_branch) = match checklist(sh, line).await? {
+        Ok(c) => c,
+        Err(e) => {
+            return sh
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e), None)
+                .await;
+        }
+    };
+    let scratch = sh.cfg.data_dir.join("scratch").join(&line.id);
+    let out = git::merge_into_main(
+        &sh.locks,
+        &repo,
+        &main_branch,
+        &line.branch,
+        &scratch,
+        &sh.identity(),
+        &format!("Merge {}: {}", line.branch, line.title),
+        list.regression.as_deref(),
+        Duration::from_secs(sh.cfg.command_timeout_secs),
+        cancel,
+    )
+    .await?;
+    if cancel.is_cancelled() {
+        return Ok(());
+    }
+    match out {
+        MergeOutcome::Merged { .. } | MergeOutcome::AlreadyMerged => {
+            sqlx::query("UPDATE lines SET gate_failures = 0 WHERE id = ?")
+                .bind(&line.id)
+                .execute(&sh.store.pool)
+                .await?;
+            // Deploy, health-check and rollback come in their own issue: no deploy → skip it.
+            sh.set_line_state(&line.id, LineState::AwaitingAcceptance, None, None)
+                .await
+        }
+        MergeOutcome::Conflict { files } => {
+            gate_failed(
+                sh,
+                line,
+                &format!(
+                    "merging {} into fresh {main_branch} conflicts in: {files}. Merge {main_branch} into the line's branch and resolve the conflicts.",
+                    line.branch
+                ),
+            )
+            .await
+        }
+        MergeOutcome::Red { output } => gate_failed(sh, line, &output).await,
+        MergeOutcome::DirtyCheckout { detail } => {
+            sh.set_line_state(&line.id, LineState::Blocked, Some(&detail), None)
+                .await
+        }
+    }
+}

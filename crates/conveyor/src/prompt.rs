@@ -1,0 +1,129 @@
+//! The step prompts. Role instructions go into the `-p` prompt of each step (the first step's
+//! system prompt is reused on resume). The first line, `conveyor step <n> attempt <a>`, names
+//! the step in the conversation.
+
+use conveyor_api::StepKind;
+
+use crate::config::Check;
+
+/// What a prompt is built from.
+#[derive(Debug, Clone)]
+pub struct StepPrompt<'a> {
+    pub n: i64,
+    pub attempt: i64,
+    pub kind: StepKind,
+    pub line_title: &'a str,
+    pub line_task: &'a str,
+    pub step_title: &'a str,
+    pub step_task: &'a str,
+    pub checks: &'a [Check],
+    /// Why the worktree was rolled back before this attempt, if it was.
+    pub rolled_back: Option<&'a str>,
+    pub checkpoint: Option<&'a str>,
+    /// Anton's answers not yet delivered: (question, answer).
+    pub answers: &'a [(String, String)],
+}
+
+const JOURNAL: &str = "Journal: for every fork you meet, every decision you take by default, every open \
+question for Anton and every area you leave without test coverage, append ONE JSON object on one line \
+to the file named by $CONVEYOR_JOURNAL (outside the worktree, e.g. `echo '{…}' >> \"$CONVEYOR_JOURNAL\"`): \
+{\"kind\": \"fork\" | \"question\" | \"decided\" | \"uncovered\", \"text\": …, \"options\": [..], \
+\"default\": …, \"why\": …, \"reversible\": true|false, \"expensive\": true|false}. Do not stop to wait \
+for answers: take the default and go on.";
+
+/// Renders the prompt.
+pub fn render(p: &StepPrompt<'_>) -> String {
+    let mut s = format!(
+        "conveyor step {} attempt {} · {} · line \"{}\"\n\n",
+        p.n,
+        p.attempt,
+        p.kind.as_str(),
+        p.line_title
+    );
+    if let Some(why) = p.rolled_back {
+        s.push_str(&format!(
+            "NOTE: the worktree was rolled back to the last checkpoint{} because {why}. \
+             Whatever the previous attempt changed is gone: do this step's work again from there.\n\n",
+            p.checkpoint.map(|c| format!(" ({c})")).unwrap_or_default()
+        ));
+    }
+    if !p.answers.is_empty() {
+        s.push_str("Anton answered questions from the journal:\n");
+        for (q, a) in p.answers {
+            s.push_str(&format!("- Q: {q}\n  A: {a}\n"));
+        }
+        s.push('\n');
+    }
+    match p.kind {
+        StepKind::Planner => {
+            s.push_str(&format!(
+                "You are the PLANNER of this line. The work of the line:\n\n{}\n\n\
+                 Cut the work into small steps; each step is one later run of an executor in this same \
+                 session. Give every step machine-checkable checks: shell commands run in the worktree \
+                 with the exit code they must give when the step is done. Choose the level: light (text, \
+                 config, small fix), medium (ordinary code work), full (new feature, live data, money, \
+                 external integrations).\n\n\
+                 Write the plan as JSON to the file named by $CONVEYOR_PLAN (outside the worktree), in \
+                 this shape:\n\
+                 {{\"level\": \"light\" | \"medium\" | \"full\", \"steps\": [{{\"title\": …, \"task\": …, \
+                 \"checks\": [{{\"cmd\": …, \"expect_exit\": 0}}]}}]}}\n\
+                 Do not change the project's files in this step.\n\n",
+                p.line_task
+            ));
+        }
+        _ => {
+            let role = match p.kind {
+                StepKind::Fixer => "FIXER",
+                StepKind::Remarks => "EXECUTOR (Anton's remarks after review)",
+                StepKind::Reviewer => "REVIEWER",
+                StepKind::Tester => "TESTER",
+                StepKind::Skeptic => "SKEPTIC",
+                _ => "EXECUTOR",
+            };
+            s.push_str(&format!(
+                "You are the {role} of this step of the line \"{}\".\n\nThis step: {}\n\n{}\n\n",
+                p.line_title, p.step_title, p.step_task
+            ));
+            if !p.checks.is_empty() {
+                s.push_str("The step is done when these checks pass in the worktree (a Stop hook enforces it):\n");
+                for c in p.checks {
+                    s.push_str(&format!("- `{}` exits {}\n", c.cmd, c.expect_exit));
+                }
+                s.push('\n');
+            }
+            s.push_str("Do not commit: the daemon commits a checkpoint after the step.\n\n");
+        }
+    }
+    s.push_str(JOURNAL);
+    s.push_str("\nEnvironment: $CONVEYOR_LINE and $CONVEYOR_STEP name this line and step.\n");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_and_rollback_note() {
+        let checks = vec![Check {
+            cmd: "cargo test".into(),
+            expect_exit: 0,
+        }];
+        let s = render(&StepPrompt {
+            n: 3,
+            attempt: 2,
+            kind: StepKind::Executor,
+            line_title: "t",
+            line_task: "x",
+            step_title: "add a flag",
+            step_task: "do it",
+            checks: &checks,
+            rolled_back: Some("a usage limit stopped the previous attempt"),
+            checkpoint: Some("abc123"),
+            answers: &[],
+        });
+        assert!(s.starts_with("conveyor step 3 attempt 2"));
+        assert!(s.contains("rolled back to the last checkpoint (abc123)"));
+        assert!(s.contains("`cargo test` exits 0"));
+    }
+}

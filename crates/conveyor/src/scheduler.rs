@@ -1,0 +1,170 @@
+//! The scheduler: N slots, at most one active line per project, highest priority first, and
+//! before every step the one question to the budget policy: may this step start now?
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use conveyor_api::LineState;
+use tokio::task::JoinSet;
+
+use crate::Result;
+use crate::budget::{Ask, Decision};
+use crate::daemon::Shared;
+use crate::line::{self, ACTIVE, Action, HOLDING};
+use crate::store::{LineRow, now_ms, rfc3339};
+
+/// Runs until shutdown; then stops the running lines and waits for them.
+pub async fn run(sh: Arc<Shared>) {
+    let mut tasks: JoinSet<()> = JoinSet::new();
+    loop {
+        if sh.shutdown.is_cancelled() {
+            break;
+        }
+        if let Err(e) = pass(&sh, &mut tasks).await {
+            tracing::error!(error = %e, "scheduler pass failed");
+        }
+        while let Some(r) = tasks.try_join_next() {
+            if let Err(e) = r {
+                tracing::error!(error = %e, "line task panicked");
+            }
+        }
+        tokio::select! {
+            () = sh.wake.notified() => {}
+            () = tokio::time::sleep(Duration::from_millis(sh.cfg.tick_ms)) => {}
+            () = sh.shutdown.cancelled() => {}
+            Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
+        }
+    }
+    // Running agents see the shutdown token and are stopped; wait for their bookkeeping.
+    while tasks.join_next().await.is_some() {}
+}
+
+/// One look at the queue: start what may start.
+async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
+    let running: HashSet<String> = sh
+        .running
+        .lock()
+        .expect("running map poisoned")
+        .keys()
+        .cloned()
+        .collect();
+    let mut free = sh.cfg.slots.saturating_sub(running.len());
+    if free == 0 {
+        return Ok(());
+    }
+    let now = now_ms();
+    let states: Vec<&str> = ACTIVE.iter().map(|s| s.as_str()).collect();
+    let marks = vec!["?"; states.len()].join(",");
+    let sql = format!(
+        "SELECT * FROM lines WHERE state IN ({marks}) ORDER BY priority DESC, created_at ASC"
+    );
+    let mut q = sqlx::query_as::<_, LineRow>(&sql);
+    for s in &states {
+        q = q.bind(*s);
+    }
+    let candidates = q.fetch_all(&sh.store.pool).await?;
+    if candidates.is_empty() {
+        return Ok(());
+    }
+    // Projects held by a line other than the candidate.
+    let holding: Vec<&str> = HOLDING.iter().map(|s| s.as_str()).collect();
+    let marks = vec!["?"; holding.len()].join(",");
+    let sql = format!("SELECT project_id, id FROM lines WHERE state IN ({marks})");
+    let mut q = sqlx::query_as::<_, (String, String)>(&sql);
+    for s in &holding {
+        q = q.bind(*s);
+    }
+    let holders = q.fetch_all(&sh.store.pool).await?;
+    let mut taken: HashSet<String> = HashSet::new();
+    let account_park = sh.store.account_park_until().await?.filter(|t| *t > now);
+
+    for l in candidates {
+        if free == 0 {
+            break;
+        }
+        if running.contains(&l.id) || taken.contains(&l.project_id) {
+            continue;
+        }
+        if holders
+            .iter()
+            .any(|(p, id)| *p == l.project_id && *id != l.id)
+        {
+            continue;
+        }
+        if l.park_until.is_some_and(|t| t > now) {
+            taken.insert(l.project_id.clone());
+            continue;
+        }
+        let action = line::next_action(sh, &l).await?;
+        let estimate = match action {
+            Action::Nothing => continue,
+            Action::Step { kind } => {
+                if let Some(until) = account_park {
+                    taken.insert(l.project_id.clone());
+                    if l.state() != LineState::WaitingBudget || l.park_until != Some(until) {
+                        sh.set_line_state(
+                            &l.id,
+                            LineState::WaitingBudget,
+                            Some(&format!(
+                                "the account's usage limit resets at {}",
+                                rfc3339(until)
+                            )),
+                            Some(until),
+                        )
+                        .await?;
+                    }
+                    continue;
+                }
+                // The single decision point of the budget.
+                match sh
+                    .budget
+                    .decide(&sh.store.pool, Ask { kind, now_ms: now })
+                    .await?
+                {
+                    Decision::Start { estimate_usd } => estimate_usd,
+                    Decision::Wait { until_ms, reason } => {
+                        taken.insert(l.project_id.clone());
+                        sh.set_line_state(
+                            &l.id,
+                            LineState::WaitingBudget,
+                            Some(&reason),
+                            Some(until_ms),
+                        )
+                        .await?;
+                        continue;
+                    }
+                }
+            }
+            Action::Gate | Action::Merge => 0.0,
+        };
+        taken.insert(l.project_id.clone());
+        free -= 1;
+        let token = sh.shutdown.child_token();
+        sh.running
+            .lock()
+            .expect("running map poisoned")
+            .insert(l.id.clone(), token.clone());
+        let sh2 = sh.clone();
+        let id = l.id.clone();
+        tasks.spawn(async move {
+            if let Err(e) = line::advance(&sh2, &id, estimate, &token).await {
+                tracing::error!(line = %id, error = %e, "line failed");
+                let _ = sh2
+                    .set_line_state(
+                        &id,
+                        LineState::Blocked,
+                        Some(&format!("internal error: {e}")),
+                        None,
+                    )
+                    .await;
+            }
+            sh2.running
+                .lock()
+                .expect("running map poisoned")
+                .remove(&id);
+            sh2.wake.notify_one();
+        });
+    }
+    Ok(())
+}

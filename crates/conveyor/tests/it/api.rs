@@ -1,0 +1,449 @@
+//! The HTTP API through `app().oneshot(..)`, and once over a real port.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use conveyor_api::{Client, LineState, NewLine, NewProject};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+use crate::support::*;
+
+struct Api {
+    _tmp: tempfile::TempDir,
+    handle: conveyor::ServerHandle,
+    repo: std::path::PathBuf,
+}
+
+/// A daemon that serves the API but starts no line.
+async fn api_only() -> Api {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    make_repo(&repo, &[("a.txt", "a\n")]);
+    let cfg = config(
+        &tmp.path().join("data"),
+        std::path::Path::new("/nonexistent/claude"),
+        None,
+        "run_lines = false",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    Api {
+        _tmp: tmp,
+        handle,
+        repo,
+    }
+}
+
+async fn call(
+    api: &Api,
+    method: &str,
+    uri: &str,
+    token: Option<&str>,
+    body: Option<Value>,
+) -> (StatusCode, Value) {
+    let mut req = Request::builder().method(method).uri(uri);
+    if let Some(t) = token {
+        req = req.header("authorization", format!("Bearer {t}"));
+    }
+    let req = match body {
+        Some(b) => req
+            .header("content-type", "application/json")
+            .body(Body::from(b.to_string()))
+            .unwrap(),
+        None => req.body(Body::empty()).unwrap(),
+    };
+    let resp = conveyor::api::app(api.handle.shared().clone())
+        .oneshot(req)
+        .await
+        .unwrap();
+    let status = resp.status();
+    let bytes = resp.into_body().collect().await.unwrap().to_bytes();
+    let v = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    (status, v)
+}
+
+async fn project(api: &Api) -> Value {
+    let (s, p) = call(
+        api,
+        "POST",
+        "/api/projects",
+        Some(TOKEN),
+        Some(json!({"name": "demo", "repo_path": api.repo.display().to_string()})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED, "{p}");
+    p
+}
+
+#[tokio::test]
+async fn every_route_but_health_needs_the_token() {
+    let api = api_only().await;
+    let (s, v) = call(&api, "GET", "/api/health", None, None).await;
+    assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("ok")));
+    for (m, uri) in [
+        ("GET", "/api/projects"),
+        ("GET", "/api/lines"),
+        ("GET", "/api/lines/x"),
+        ("POST", "/api/lines/x/accept"),
+        ("GET", "/api/review"),
+        ("GET", "/api/budget"),
+        ("GET", "/api/events"),
+        ("GET", "/api/openapi.json"),
+    ] {
+        let (s, v) = call(&api, m, uri, None, None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
+        assert_eq!(v["code"], "unauthorized");
+        let (s, _) = call(&api, m, uri, Some("wrong-token"), None).await;
+        assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
+    }
+    api.handle.stop().await;
+}
+
+#[tokio::test]
+async fn projects_and_lines_crud_with_stable_error_codes() {
+    let api = api_only().await;
+    let p = project(&api).await;
+    assert_eq!(p["main_branch"], "main");
+    let (s, v) = call(
+        &api,
+        "POST",
+        "/api/projects",
+        Some(TOKEN),
+        Some(json!({"name": "x", "repo_path": "/nope"})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("bad_request"))
+    );
+    let (s, v) = call(
+        &api,
+        "POST",
+        "/api/projects",
+        Some(TOKEN),
+        Some(json!({"name": 1})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("bad_request"))
+    );
+    let (s, v) = call(
+        &api,
+        "POST",
+        "/api/projects",
+        Some(TOKEN),
+        Some(json!({"name": "demo", "repo_path": api.repo.display().to_string()})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::CONFLICT, Some("exists"))
+    );
+
+    let (s, l) = call(
+        &api,
+        "POST",
+        "/api/lines",
+        Some(TOKEN),
+        Some(json!({"project_id": p["id"], "title": "t", "task": "do it"})),
+    )
+    .await;
+    assert_eq!(s, StatusCode::CREATED);
+    for k in [
+        "id",
+        "project_id",
+        "title",
+        "task",
+        "priority",
+        "state",
+        "level",
+        "session_id",
+        "branch",
+        "reason",
+        "park_until",
+        "steps",
+    ] {
+        assert!(l.get(k).is_some(), "line lacks {k}: {l}");
+    }
+    assert_eq!(l["state"], "queued");
+    assert!(uuid::Uuid::parse_str(l["session_id"].as_str().unwrap()).is_ok());
+    let id = l["id"].as_str().unwrap().to_string();
+
+    let (s, v) = call(
+        &api,
+        "PATCH",
+        &format!("/api/lines/{id}"),
+        Some(TOKEN),
+        Some(json!({"priority": 9})),
+    )
+    .await;
+    assert_eq!((s, v["priority"].as_i64()), (StatusCode::OK, Some(9)));
+    let (s, v) = call(&api, "GET", "/api/lines?state=queued", Some(TOKEN), None).await;
+    assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 1));
+    let (s, v) = call(&api, "GET", "/api/lines?state=accepted", Some(TOKEN), None).await;
+    assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 0));
+    let (s, v) = call(&api, "GET", "/api/lines?state=bogus", Some(TOKEN), None).await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("bad_request"))
+    );
+    let (s, v) = call(
+        &api,
+        "GET",
+        &format!("/api/lines?project={}", p["id"].as_str().unwrap()),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 1));
+    let (s, v) = call(&api, "GET", &format!("/api/lines/{id}"), Some(TOKEN), None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert!(
+        v["journal"].is_array() && v["budget"]["cost_usd"].is_number(),
+        "{v}"
+    );
+    let (s, v) = call(&api, "GET", "/api/lines/nope", Some(TOKEN), None).await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    let (s, v) = call(
+        &api,
+        "POST",
+        &format!("/api/lines/{id}/accept"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::CONFLICT, Some("invalid_state"))
+    );
+    let (s, v) = call(
+        &api,
+        "POST",
+        &format!("/api/lines/{id}/remarks"),
+        Some(TOKEN),
+        Some(json!({"text": "x"})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::CONFLICT, Some("invalid_state"))
+    );
+    let (s, v) = call(
+        &api,
+        "POST",
+        &format!("/api/lines/{id}/cancel"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, v["state"].as_str()),
+        (StatusCode::OK, Some("cancelled"))
+    );
+
+    let (s, v) = call(&api, "GET", "/api/budget", Some(TOKEN), None).await;
+    assert_eq!(s, StatusCode::OK);
+    assert_eq!(v["window_secs"], 18000);
+    let (s, v) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
+    assert_eq!(
+        (s, v["projects"].as_array().map(Vec::len)),
+        (StatusCode::OK, Some(0))
+    );
+    let (s, v) = call(&api, "GET", "/api/openapi.json", Some(TOKEN), None).await;
+    assert_eq!(s, StatusCode::OK);
+    for path in [
+        "/api/lines",
+        "/api/lines/{id}",
+        "/api/lines/{id}/accept",
+        "/api/events",
+        "/api/questions/{id}/answer",
+    ] {
+        assert!(v["paths"].get(path).is_some(), "openapi lacks {path}");
+    }
+    let (s, v) = call(&api, "GET", "/api/nothing-here", Some(TOKEN), None).await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::NOT_FOUND, Some("not_found"))
+    );
+    api.handle.stop().await;
+}
+
+#[tokio::test]
+async fn accept_refuses_to_delete_unmerged_work() {
+    let api = api_only().await;
+    let p = project(&api).await;
+    let (_, l) = call(
+        &api,
+        "POST",
+        "/api/lines",
+        Some(TOKEN),
+        Some(json!({"project_id": p["id"], "title": "t", "task": "x"})),
+    )
+    .await;
+    let id = l["id"].as_str().unwrap();
+    let branch = l["branch"].as_str().unwrap();
+    // The line's branch holds a commit main lacks; the line claims to be done.
+    git(&api.repo, &["checkout", "-q", "-b", branch]);
+    std::fs::write(api.repo.join("b.txt"), "b\n").unwrap();
+    git(&api.repo, &["add", "-A"]);
+    git(&api.repo, &["commit", "-qm", "unmerged"]);
+    git(&api.repo, &["checkout", "-q", "main"]);
+    sqlx::query("UPDATE lines SET state = 'awaiting_acceptance' WHERE id = ?")
+        .bind(id)
+        .execute(&api.handle.shared().store.pool)
+        .await
+        .unwrap();
+    let (s, v) = call(
+        &api,
+        "POST",
+        &format!("/api/lines/{id}/accept"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::CONFLICT, Some("unmerged_commits")),
+        "{v}"
+    );
+    assert!(git(&api.repo, &["branch", "--list", branch]).contains(branch));
+    // Once main holds it, accept deletes the branch.
+    git(&api.repo, &["merge", "-q", "--no-edit", branch]);
+    let (s, v) = call(
+        &api,
+        "POST",
+        &format!("/api/lines/{id}/accept"),
+        Some(TOKEN),
+        None,
+    )
+    .await;
+    assert_eq!(
+        (s, v["state"].as_str()),
+        (StatusCode::OK, Some("accepted")),
+        "{v}"
+    );
+    assert!(
+        git(&api.repo, &["branch", "--list", branch])
+            .trim()
+            .is_empty()
+    );
+    api.handle.stop().await;
+}
+
+#[tokio::test]
+async fn questions_are_answered_with_an_option_or_text() {
+    let api = api_only().await;
+    let p = project(&api).await;
+    let (_, l) = call(
+        &api,
+        "POST",
+        "/api/lines",
+        Some(TOKEN),
+        Some(json!({"project_id": p["id"], "title": "t", "task": "x"})),
+    )
+    .await;
+    let id = l["id"].as_str().unwrap();
+    let journal = api.handle.shared().line_dir(id).join("journal.jsonl");
+    std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+    std::fs::write(
+        &journal,
+        "{\"kind\":\"question\",\"text\":\"Which DB?\",\"options\":[\"sqlite\",\"pg\"],\"default\":\"sqlite\"}\n{broken\n",
+    )
+    .unwrap();
+    conveyor::line::ingest_journal(api.handle.shared(), id, None)
+        .await
+        .unwrap();
+    // Ingesting again stores nothing twice.
+    conveyor::line::ingest_journal(api.handle.shared(), id, None)
+        .await
+        .unwrap();
+    let (_, v) = call(&api, "GET", &format!("/api/lines/{id}"), Some(TOKEN), None).await;
+    assert_eq!(v["journal"].as_array().unwrap().len(), 2);
+    assert_eq!(v["journal"][1]["valid"], false);
+    assert_eq!(v["journal"][1]["raw"], "{broken");
+    let (_, r) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
+    let q = &r["projects"][0]["unvalidated"][0];
+    let qid = q["id"].as_str().unwrap();
+    let (s, v) = call(
+        &api,
+        "POST",
+        &format!("/api/questions/{qid}/answer"),
+        Some(TOKEN),
+        Some(json!({"option": "mysql"})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["code"].as_str()),
+        (StatusCode::BAD_REQUEST, Some("bad_request"))
+    );
+    let (s, v) = call(
+        &api,
+        "POST",
+        &format!("/api/questions/{qid}/answer"),
+        Some(TOKEN),
+        Some(json!({"option": "pg"})),
+    )
+    .await;
+    assert_eq!(
+        (s, v["status"].as_str(), v["answer"].as_str()),
+        (StatusCode::OK, Some("answered"), Some("pg"))
+    );
+    api.handle.stop().await;
+}
+
+#[tokio::test]
+async fn over_a_real_port_with_the_client_and_sse() {
+    let api = api_only().await;
+    let base = format!("http://{}", api.handle.addr);
+    let anon = Client::new(&base, None);
+    assert_eq!(anon.health().await.unwrap().status, "ok");
+    let e = anon.projects().await.unwrap_err();
+    assert_eq!(e.code(), Some("unauthorized"));
+    let c = Client::new(&base, Some(TOKEN.into()));
+    let mut events = c.events().await.unwrap();
+    let p = c
+        .create_project(&NewProject {
+            name: "real".into(),
+            repo_path: api.repo.display().to_string(),
+            main_branch: None,
+        })
+        .await
+        .unwrap();
+    let l = c
+        .create_line(&NewLine {
+            project_id: p.id.clone(),
+            title: "t".into(),
+            task: "x".into(),
+            priority: Some(1),
+        })
+        .await
+        .unwrap();
+    let ev = tokio::time::timeout(std::time::Duration::from_secs(5), events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(ev.kind, conveyor_api::EventKind::Project);
+    let ev = tokio::time::timeout(std::time::Duration::from_secs(5), events.next())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (ev.kind, ev.line_id.as_deref()),
+        (conveyor_api::EventKind::Line, Some(l.id.as_str()))
+    );
+    assert_eq!(
+        c.lines(Some(LineState::Queued), Some(&p.id))
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
+    assert_eq!(c.set_priority(&l.id, 3).await.unwrap().priority, 3);
+    api.handle.stop().await;
+}

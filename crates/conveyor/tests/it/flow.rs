@@ -1,0 +1,313 @@
+//! The gate's loop (a merge conflict with fresh main → a fixer step in the same session → merge)
+//! and cancelling a running line.
+
+use conveyor_api::{Client, Level, LineState, NewLine, NewProject, StepKind, StepState};
+use serde_json::json;
+
+use crate::support::*;
+
+async fn setup(
+    tmp: &std::path::Path,
+    files: &[(&str, &str)],
+) -> (
+    Mock,
+    conveyor::ServerHandle,
+    Client,
+    String,
+    std::path::PathBuf,
+) {
+    let repo = tmp.join("repo");
+    make_repo(&repo, files);
+    let mock = Mock::start();
+    let home = tmp.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let cfg = config(
+        &tmp.join("data"),
+        &claude_bin(),
+        Some(agent_env(&mock, &home, false)),
+        "",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let p = c
+        .create_project(&NewProject {
+            name: "p".into(),
+            repo_path: repo.display().to_string(),
+            main_branch: None,
+        })
+        .await
+        .unwrap();
+    (mock, handle, c, p.id, repo)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_merge_conflict_with_fresh_main_sends_the_line_to_a_fixer_step() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mock, handle, c, project, repo) = setup(
+        tmp.path(),
+        &[
+            ("a.txt", "one\n"),
+            (
+                ".conveyor.toml",
+                "regression = \"test -f a.txt\"\nfull_level_paths = [\"migrations/**\"]\n",
+            ),
+        ],
+    )
+    .await;
+    let line = c
+        .create_line(&NewLine {
+            project_id: project,
+            title: "conflict".into(),
+            task: "change a.txt".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let s = line.session_id.clone();
+    let plan = json!({"level": "light", "steps": [{"title": "edit a", "task": "x", "checks": [{"cmd": "grep -q line-version a.txt"}]}]});
+    mock.script(
+        &s,
+        json!({
+            "1": [write_plan(&plan), text("planned")],
+            "2.1": [bash("echo line-version > a.txt && mkdir -p migrations && echo x > migrations/1.sql"), {"text": "done", "hold": true}],
+            // The fixer resolves the conflict in the line's favour.
+            "3": [bash("git -c user.name=f -c user.email=f@f merge -X ours main -m 'merge main' >/dev/null 2>&1; true"), text("merged main")],
+        }),
+    )
+    .await;
+    // While the executor works, someone moves main with a conflicting change.
+    wait_for(120, "the executor's held turn", || async {
+        mock.requests(&s)
+            .await
+            .iter()
+            .any(|e| e["step"] == 2 && e["turn"] == 1)
+            .then_some(())
+    })
+    .await;
+    std::fs::write(repo.join("a.txt"), "main-version\n").unwrap();
+    git(&repo, &["commit", "-qam", "someone else's change"]);
+    mock.release(&s).await;
+
+    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let kinds: Vec<_> = done.line.steps.iter().map(|s| (s.kind, s.state)).collect();
+    assert_eq!(
+        kinds,
+        [
+            (StepKind::Planner, StepState::Done),
+            (StepKind::Executor, StepState::Done),
+            (StepKind::Fixer, StepState::Done)
+        ]
+    );
+    // The fixer was told what conflicted, in the same session.
+    let reqs = mock.requests(&s).await;
+    let fixer = reqs.iter().find(|e| e["step"] == 3).unwrap();
+    let conv = fixer["conversation"].as_str().unwrap();
+    assert!(conv.contains("conflicts in: a.txt"), "{conv}");
+    assert!(conv.contains("conveyor step 2 attempt 1"));
+    // The migration raised the level mechanically.
+    assert_eq!(done.line.level, Some(Level::Full));
+    assert_eq!(
+        std::fs::read_to_string(repo.join("a.txt")).unwrap(),
+        "line-version\n"
+    );
+    assert!(git(&repo, &["log", "--format=%s", "main"]).contains("someone else's change"));
+    handle.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_running_line_stops_its_agent_and_rolls_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
+    let line = c
+        .create_line(&NewLine {
+            project_id: project,
+            title: "cancel me".into(),
+            task: "x".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let s = line.session_id.clone();
+    mock.script(
+        &s,
+        json!({"1": [bash("echo junk > junk.txt"), {"text": "planned", "hold": true}]}),
+    )
+    .await;
+    wait_for(120, "the planner's held turn", || async {
+        mock.requests(&s)
+            .await
+            .iter()
+            .any(|e| e["turn"] == 1)
+            .then_some(())
+    })
+    .await;
+    let step = c.line(&line.id).await.unwrap().line.steps[0].id.clone();
+    assert!(!conveyor::exec::groups_with_env("CONVEYOR_STEP", &step).is_empty());
+    let l = c.cancel(&line.id).await.unwrap();
+    assert_eq!(l.state, LineState::Cancelled);
+    wait_for(30, "the agent to be stopped", || async {
+        conveyor::exec::groups_with_env("CONVEYOR_STEP", &step)
+            .is_empty()
+            .then_some(())
+    })
+    .await;
+    let l = wait_for(30, "the step to be cancelled", || async {
+        let l = c.line(&line.id).await.ok()?;
+        (l.line.steps[0].state == StepState::Cancelled).then_some(l)
+    })
+    .await;
+    assert_eq!(l.line.state, LineState::Cancelled);
+    assert!(
+        !tmp.path()
+            .join("data/worktrees")
+            .join(&line.id)
+            .join("junk.txt")
+            .exists()
+    );
+    handle.stop().await;
+}
+
+/// Stops the daemon while the planner waits for its answer at `held_turn`, starts it again
+/// (with an empty `HOME` for the agent when `lose_transcripts`), and returns the request that
+/// opened the step's next attempt.
+async fn stop_and_start_during_the_planner(
+    held_turn: usize,
+    lose_transcripts: bool,
+) -> serde_json::Value {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
+    let line = c
+        .create_line(&NewLine {
+            project_id: project,
+            title: "stop".into(),
+            task: "x".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let s = line.session_id.clone();
+    let plan = json!({"steps": [{"title": "b", "task": "add b.txt", "checks": [{"cmd": "test -f b.txt"}]}]});
+    let mut first = vec![bash("echo looking around"); held_turn];
+    first.push(json!({"text": "thinking", "hold": true}));
+    mock.script(
+        &s,
+        json!({
+            "1.1": first,
+            "1": [write_plan(&plan), text("planned")],
+            "2": [write("b.txt", "b\n"), text("done")],
+        }),
+    )
+    .await;
+    wait_for(120, "the planner's held turn", || async {
+        mock.requests(&s)
+            .await
+            .iter()
+            .any(|e| e["step"] == 1 && e["turn"] == held_turn)
+            .then_some(())
+    })
+    .await;
+    let step = c.line(&line.id).await.unwrap().line.steps[0].id.clone();
+    handle.stop().await;
+    assert!(
+        conveyor::exec::groups_with_env("CONVEYOR_STEP", &step).is_empty(),
+        "stop left the agent running"
+    );
+
+    let home = tmp
+        .path()
+        .join(if lose_transcripts { "home2" } else { "home" });
+    std::fs::create_dir_all(&home).unwrap();
+    let cfg = config(
+        &tmp.path().join("data"),
+        &claude_bin(),
+        Some(agent_env(&mock, &home, false)),
+        "",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    assert_eq!(done.line.steps[0].attempts, 2);
+    let reqs = mock.requests(&s).await;
+    // The executor step resumed the session the planner's second attempt made.
+    let exec = reqs.iter().find(|e| e["step"] == 2).unwrap();
+    assert!(
+        exec["conversation"]
+            .as_str()
+            .unwrap()
+            .contains("conveyor step 1 attempt 2")
+    );
+    handle.stop().await;
+    reqs.into_iter()
+        .find(|e| e["step"] == 1 && e["attempt"] == 2)
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_session() {
+    let resumed = stop_and_start_during_the_planner(1, false).await;
+    let conv = resumed["conversation"].as_str().unwrap();
+    assert!(conv.contains("conveyor step 1 attempt 1"), "{conv}");
+    assert!(
+        conv.contains("rolled back to the last checkpoint"),
+        "{conv}"
+    );
+}
+
+/// The CLI had not saved the conversation (stopped before its first answer; seen here, it is a
+/// race inside the CLI, so the test takes the transcripts away): `--resume` finds nothing, and
+/// as no run of the line ever got a result there is no context to lose, so the session is
+/// started with `--session-id` instead of stopping the line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_step_stopped_before_anything_was_saved_starts_its_session_again() {
+    let again = stop_and_start_during_the_planner(0, true).await;
+    let conv = again["conversation"].as_str().unwrap();
+    assert!(!conv.contains("conveyor step 1 attempt 1"), "{conv}");
+}
+
+/// "No conversation found" after a finished step: the line needs Anton; a new conversation
+/// is never started silently.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_session_after_a_finished_step_stops_the_line_for_anton() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
+    let line = c
+        .create_line(&NewLine {
+            project_id: project,
+            title: "lost".into(),
+            task: "x".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let s = line.session_id.clone();
+    let plan = json!({"steps": [{"title": "b", "task": "add b.txt", "checks": [{"cmd": "test -f b.txt"}]}]});
+    mock.script(
+        &s,
+        json!({"1": [write_plan(&plan), text("planned")], "2.1": [{"text": "hm", "hold": true}]}),
+    )
+    .await;
+    wait_for(120, "the executor's held turn", || async {
+        mock.requests(&s)
+            .await
+            .iter()
+            .any(|e| e["step"] == 2)
+            .then_some(())
+    })
+    .await;
+    handle.stop().await;
+    let home2 = tmp.path().join("home2");
+    std::fs::create_dir_all(&home2).unwrap();
+    let cfg = config(
+        &tmp.path().join("data"),
+        &claude_bin(),
+        Some(agent_env(&mock, &home2, false)),
+        "",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let l = wait_state(&c, &line.id, LineState::NeedsHuman, 120).await;
+    assert!(l.line.reason.unwrap().contains("session is gone"));
+    // Nothing was sent after the restart: no new conversation under the line's id.
+    assert!(!mock.requests(&s).await.iter().any(|e| e["attempt"] == 2));
+    handle.stop().await;
+}

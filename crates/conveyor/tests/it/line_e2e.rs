@@ -1,0 +1,255 @@
+//! A line end to end with the real `claude` binary against the scripted mock: the planner
+//! writes the plan through a real tool call, executors change files through real tool calls,
+//! the Stop hook blocks once on a red check and the model fixes it, journal entries arrive,
+//! checkpoints are commits, the session is really resumed, costs add up as deltas; then
+//! remarks add a step in the same session, and accept removes the branch and worktree.
+
+use conveyor_api::{Client, JournalKind, LineState, NewLine, NewProject, StepKind, StepState};
+use serde_json::json;
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_runs_end_to_end_with_the_real_cli() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("проект #1");
+    make_repo(
+        &repo,
+        &[
+            ("README.md", "demo\n"),
+            (
+                ".conveyor.toml",
+                "regression = \"grep -q world hello.txt && test -f notes.txt\"\n",
+            ),
+        ],
+    );
+    let mock = Mock::start();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let cfg = config(
+        &tmp.path().join("data"),
+        &claude_bin(),
+        Some(agent_env(&mock, &home, false)),
+        "",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let mut events = c.events().await.unwrap();
+
+    let project = c
+        .create_project(&NewProject {
+            name: "demo".into(),
+            repo_path: repo.display().to_string(),
+            main_branch: None,
+        })
+        .await
+        .unwrap();
+    let line = c
+        .create_line(&NewLine {
+            project_id: project.id.clone(),
+            title: "greet".into(),
+            task: "Create hello.txt saying hello world, and notes.txt.".into(),
+            priority: Some(5),
+        })
+        .await
+        .unwrap();
+    assert_eq!(line.state, LineState::Queued);
+    assert_eq!(line.branch, format!("line/{}", line.id));
+    let session = line.session_id.clone();
+    let plan = json!({"level": "light", "steps": [
+        {"title": "hello", "task": "write hello.txt", "checks": [{"cmd": "grep -q world hello.txt", "expect_exit": 0}]},
+        {"title": "notes", "task": "write notes.txt", "checks": [{"cmd": "test -f notes.txt"}]}
+    ]});
+    mock.script(
+        &session,
+        json!({
+            "1": [write_plan(&plan), text("planned")],
+            // A typo first: the Stop hook blocks, the model fixes it.
+            "2": [write("hello.txt", "hello wrld\n"), text("done"), write("hello.txt", "hello world\n"), text("fixed")],
+            "3": [bash(concat!(
+                "echo notes > notes.txt && ",
+                "echo '{\"kind\":\"question\",\"text\":\"Keep notes.txt?\",\"options\":[\"yes\",\"no\"],\"default\":\"yes\",\"reversible\":true,\"expensive\":false}' >> \"$CONVEYOR_JOURNAL\" && ",
+                "echo 'this is not json' >> \"$CONVEYOR_JOURNAL\" && ",
+                "echo '{\"kind\":\"decided\",\"text\":\"notes are plain text\",\"why\":\"simplest\"}' >> \"$CONVEYOR_JOURNAL\""
+            )), text("notes written")],
+            "4": [bash("echo 'more notes' >> notes.txt"), text("remarks done")],
+        }),
+    )
+    .await;
+
+    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let l = &done.line;
+    assert_eq!(l.level, Some(conveyor_api::Level::Light));
+    let kinds: Vec<StepKind> = l.steps.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [StepKind::Planner, StepKind::Executor, StepKind::Executor]
+    );
+    assert!(
+        l.steps
+            .iter()
+            .all(|s| s.state == StepState::Done && s.attempts == 1),
+        "{:#?}",
+        l.steps
+    );
+
+    // The session was the line's, and it was really resumed: each step's first request
+    // carries the earlier steps' conversation.
+    let reqs = mock.requests(&session).await;
+    let all = mock.log().await;
+    assert!(
+        all.iter()
+            .filter(|e| e["kind"] == "messages")
+            .all(|e| e["session"] == session.as_str())
+    );
+    let first_of = |n: i64| {
+        reqs.iter()
+            .find(|e| e["step"] == n)
+            .unwrap_or_else(|| panic!("no request for step {n}"))
+            .clone()
+    };
+    assert!(
+        first_of(2)["conversation"]
+            .as_str()
+            .unwrap()
+            .contains("conveyor step 1 attempt 1")
+    );
+    assert!(
+        first_of(3)["conversation"]
+            .as_str()
+            .unwrap()
+            .contains("conveyor step 2 attempt 1")
+    );
+
+    // The Stop hook blocked once on the red check; the model saw why and fixed it.
+    let step2: Vec<_> = reqs.iter().filter(|e| e["step"] == 2).collect();
+    assert_eq!(step2.len(), 4, "{step2:#?}");
+    let after = step2[2]["after"].as_str().unwrap();
+    assert!(
+        after.contains("Stop hook feedback") && after.contains("grep -q world hello.txt"),
+        "{after}"
+    );
+
+    // Costs: the CLI reports a cumulative total; each step's cost is its own requests.
+    for s in &l.steps {
+        let n = reqs.iter().filter(|e| e["step"] == s.n).count() as f64;
+        assert!(
+            (s.cost_usd - n * OPUS_REQUEST_USD).abs() < 1e-6,
+            "step {} cost {} for {n} requests",
+            s.n,
+            s.cost_usd
+        );
+        assert!(s.tokens.input > 0);
+    }
+    assert!((l.cost_usd - reqs.len() as f64 * OPUS_REQUEST_USD).abs() < 1e-6);
+    assert!((done.budget.cost_usd - l.cost_usd).abs() < 1e-9);
+
+    // Journal: three entries, the malformed one kept raw and flagged; the question is on the
+    // review page (unvalidated until the judge exists); the decision in the collapsed list.
+    assert_eq!(done.journal.len(), 3, "{:#?}", done.journal);
+    let bad: Vec<_> = done.journal.iter().filter(|j| !j.valid).collect();
+    assert_eq!(bad.len(), 1);
+    assert_eq!(bad[0].raw, "this is not json");
+    assert!(bad[0].error.is_some());
+    let review = c.review().await.unwrap();
+    assert_eq!(review.projects.len(), 1);
+    assert_eq!(review.projects[0].unvalidated.len(), 1);
+    assert_eq!(review.projects[0].unvalidated[0].options, ["yes", "no"]);
+    assert_eq!(review.projects[0].decided.len(), 1);
+    assert_eq!(
+        review.projects[0].decided[0].kind,
+        Some(JournalKind::Decided)
+    );
+
+    // Checkpoints are commits on the line's branch; main moved forward by the merge.
+    let log = git(
+        &repo,
+        &["log", "--format=%s", &format!("main..{}", l.branch)],
+    );
+    assert!(log.trim().is_empty(), "branch not merged: {log}");
+    let subjects = git(&repo, &["log", "--format=%s", "main"]);
+    assert!(
+        subjects.contains(&format!("line {} step 2: hello", l.id)),
+        "{subjects}"
+    );
+    assert!(
+        subjects.contains(&format!("line {} step 3: notes", l.id)),
+        "{subjects}"
+    );
+    assert!(
+        subjects.lines().next().unwrap().starts_with("Merge line/"),
+        "{subjects}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("hello.txt")).unwrap(),
+        "hello world\n"
+    );
+
+    // Every state change came over SSE.
+    let mut seen = Vec::new();
+    while !seen.contains(&"awaiting_acceptance".to_string()) {
+        let ev = tokio::time::timeout(std::time::Duration::from_secs(10), events.next())
+            .await
+            .expect("event in time")
+            .expect("stream open")
+            .unwrap();
+        if ev.line_id.as_deref() == Some(line.id.as_str())
+            && ev.kind == conveyor_api::EventKind::Line
+            && let Some(s) = ev.state
+        {
+            seen.push(s);
+        }
+    }
+    for s in [
+        "planning",
+        "running",
+        "gate",
+        "merging",
+        "awaiting_acceptance",
+    ] {
+        assert!(seen.contains(&s.to_string()), "{s} missing from {seen:?}");
+    }
+
+    // Remarks: a new step resumed in the same session; the line goes round again.
+    let before = reqs.len();
+    let l2 = c
+        .remarks(&line.id, "Add a second line to notes.txt")
+        .await
+        .unwrap();
+    assert_eq!(l2.state, LineState::Queued);
+    let done2 = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    let last = done2.line.steps.last().unwrap();
+    assert_eq!(
+        (last.n, last.kind, last.state),
+        (4, StepKind::Remarks, StepState::Done)
+    );
+    let reqs = mock.requests(&session).await;
+    let r4: Vec<_> = reqs.iter().skip(before).collect();
+    assert!(r4.iter().all(|e| e["step"] == 4));
+    assert!(
+        r4[0]["conversation"]
+            .as_str()
+            .unwrap()
+            .contains("conveyor step 3 attempt 1")
+    );
+    assert!(
+        r4[0]["conversation"]
+            .as_str()
+            .unwrap()
+            .contains("Add a second line to notes.txt")
+    );
+    assert_eq!(
+        std::fs::read_to_string(repo.join("notes.txt")).unwrap(),
+        "notes\nmore notes\n"
+    );
+
+    // Accept: branch and worktree go.
+    let accepted = c.accept(&line.id).await.unwrap();
+    assert_eq!(accepted.state, LineState::Accepted);
+    assert!(!git(&repo, &["branch", "--list", &l.branch]).contains("line/"));
+    assert!(!tmp.path().join("data/worktrees").join(&line.id).exists());
+    let n = mock.requests(&session).await.len();
+    handle.stop().await;
+    // After the line ended, nothing more was sent in its session.
+    assert_eq!(mock.requests(&session).await.len(), n);
+}

@@ -1,0 +1,10 @@
+//! Integration tests of conveyor: the real `claude` binary (from `node_modules`) against a
+//! scripted mock of the Anthropic API, real git repositories and SQLite files in temp folders.
+
+mod api;
+mod crash;
+mod dead_ends;
+mod flow;
+mod line_e2e;
+mod support;
+mod usage_limit;

@@ -1,0 +1,120 @@
+//! A usage limit (OAuth-style 429 with the unified rate-limit headers) in the middle of a step:
+//! the worktree is rolled back to the checkpoint, the line parks until the reset time the CLI
+//! reported, and then the same session is resumed.
+
+use conveyor_api::{Client, LineState, NewLine, NewProject, StepState};
+use serde_json::json;
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    make_repo(
+        &repo,
+        &[
+            ("README.md", "x\n"),
+            (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
+        ],
+    );
+    let mock = Mock::start();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = tmp.path().join("data");
+    let cfg = config(
+        &data,
+        &claude_bin(),
+        Some(agent_env(&mock, &home, true)),
+        "",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let p = c
+        .create_project(&NewProject {
+            name: "p".into(),
+            repo_path: repo.display().to_string(),
+            main_branch: Some("main".into()),
+        })
+        .await
+        .unwrap();
+    let line = c
+        .create_line(&NewLine {
+            project_id: p.id,
+            title: "limit".into(),
+            task: "write done.txt".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
+    mock.script(
+        &line.session_id,
+        json!({
+            "1": [write_plan(&plan), text("planned")],
+            // Half the work, then the account's 5-hour limit.
+            "2.1": [write("partial.txt", "half\n"), {"limit": "five_hour", "reset_in_secs": 4}],
+            "2.2": [write("done.txt", "done\n"), text("done after the reset")],
+        }),
+    )
+    .await;
+
+    let parked = wait_state(&c, &line.id, LineState::WaitingBudget, 120).await;
+    let worktree = data.join("worktrees").join(&line.id);
+    assert!(
+        !worktree.join("partial.txt").exists(),
+        "not rolled back to the checkpoint"
+    );
+    let park = parked.line.park_until.clone().expect("park_until set");
+    assert!(
+        parked
+            .line
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("limit"),
+        "{:?}",
+        parked.line.reason
+    );
+    let budget = c.budget().await.unwrap();
+    assert!(budget.park_until.is_some());
+    let rl = budget.last_rate_limit.expect("rate_limit_event recorded");
+    assert_eq!(rl.status, "rejected");
+    assert_eq!(rl.rate_limit_type.as_deref(), Some("five_hour"));
+    // The reset time is the server's (the mock's header), not a guess.
+    let reset_ms = chrono::DateTime::parse_from_rfc3339(&park)
+        .unwrap()
+        .timestamp_millis();
+    let log = mock.log().await;
+    let limited = log.iter().find(|e| e["reply"] == "limit").unwrap();
+    assert_eq!(reset_ms, limited["resets_at"].as_i64().unwrap() * 1000);
+
+    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    let s2 = &done.line.steps[1];
+    assert_eq!((s2.state, s2.attempts), (StepState::Done, 2));
+    let reqs = mock.requests(&line.session_id).await;
+    let resumed = reqs
+        .iter()
+        .find(|e| e["step"] == 2 && e["attempt"] == 2)
+        .expect("step 2 resumed");
+    // Not before the reset, in the same session, with the earlier conversation and the note
+    // that the worktree was rolled back.
+    assert!(resumed["at"].as_i64().unwrap() >= reset_ms);
+    let conv = resumed["conversation"].as_str().unwrap();
+    assert!(conv.contains("conveyor step 2 attempt 1"), "{conv}");
+    assert!(
+        conv.contains("rolled back to the last checkpoint"),
+        "{conv}"
+    );
+    // The cut attempt's cost (one answered request before the 429) is kept.
+    let paid = reqs
+        .iter()
+        .filter(|e| e["step"] == 2 && e["reply"] != "limit")
+        .count() as f64;
+    assert!(
+        (s2.cost_usd - paid * SONNET_REQUEST_USD).abs() < 1e-6,
+        "{} vs {paid}",
+        s2.cost_usd
+    );
+    handle.stop().await;
+}
