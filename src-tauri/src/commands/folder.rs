@@ -21,15 +21,18 @@ pub struct FolderInfo {
     pub name: String,
     /// Files in it (ignored ones not counted).
     pub files: u32,
-    /// Whether changes on disk are followed.
+    /// Whether changes on disk are followed (until a [`FolderChanged`] says otherwise).
     pub watching: bool,
 }
 
-/// Sent when files changed on disk and the index was rebuilt.
+/// Sent when files changed on disk and the index was rebuilt, or when the folder turned out
+/// not to be watchable.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
 pub struct FolderChanged {
     /// Files now.
     pub files: u32,
+    /// Whether changes on disk are followed.
+    pub watching: bool,
 }
 
 /// The characters a selection would send.
@@ -43,7 +46,7 @@ pub struct SelectionSize {
     pub skipped: Vec<String>,
 }
 
-fn info(open: &OpenFolder, watching: bool) -> FolderInfo {
+fn info(open: &OpenFolder) -> FolderInfo {
     let root = open.sandbox.root();
     FolderInfo {
         root: root.display().to_string(),
@@ -52,7 +55,7 @@ fn info(open: &OpenFolder, watching: bool) -> FolderInfo {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| root.display().to_string()),
         files: open.index.read().map(|i| i.total()).unwrap_or(0),
-        watching,
+        watching: true,
     }
 }
 
@@ -79,27 +82,41 @@ pub async fn open_folder(
     })
     .await
     .map_err(|e| AppError::new(ErrorCode::Internal, e.to_string()))??;
+    // Watching a big tree means registering every folder with the OS, which takes longer
+    // than the walk itself: do it after the page has the tree, not before.
     let weak = Arc::downgrade(&open);
-    let watcher = folder::watch(open.sandbox.root(), move || {
+    let root = open.sandbox.root().to_path_buf();
+    std::thread::spawn(move || {
+        let changed = on_change.clone();
+        let watch_weak = weak.clone();
+        let watcher = folder::watch(&root, move || {
+            let Some(open) = watch_weak.upgrade() else {
+                return;
+            };
+            let index = Arc::new(FolderIndex::build(&open.sandbox));
+            let files = index.total();
+            if let Ok(mut slot) = open.index.write() {
+                *slot = index;
+            }
+            let _ = changed.send(FolderChanged {
+                files,
+                watching: true,
+            });
+        });
         let Some(open) = weak.upgrade() else { return };
-        let index = Arc::new(FolderIndex::build(&open.sandbox));
-        let files = index.total();
-        if let Ok(mut slot) = open.index.write() {
-            *slot = index;
+        match watcher {
+            Ok(w) => *lock(&open.watcher) = Some(w),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot watch the folder; the tree will not refresh by itself");
+                let files = open.index.read().map(|i| i.total()).unwrap_or(0);
+                let _ = on_change.send(FolderChanged {
+                    files,
+                    watching: false,
+                });
+            }
         }
-        let _ = on_change.send(FolderChanged { files });
     });
-    let watching = match watcher {
-        Ok(w) => {
-            *lock(&open.watcher) = Some(w);
-            true
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot watch the folder; the tree will not refresh by itself");
-            false
-        }
-    };
-    let result = info(&open, watching);
+    let result = info(&open);
     *lock(&state.folder) = Some(open);
     Ok(result)
 }

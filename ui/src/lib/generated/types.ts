@@ -49,7 +49,7 @@ name: string,
  */
 files: number, 
 /**
- * Whether changes on disk are followed.
+ * Whether changes on disk are followed (until a [`FolderChanged`] says otherwise).
  */
 watching: boolean, };
 
@@ -57,7 +57,11 @@ export type FolderChanged = {
 /**
  * Files now.
  */
-files: number, };
+files: number, 
+/**
+ * Whether changes on disk are followed.
+ */
+watching: boolean, };
 
 export type SelectionSize = { 
 /**

@@ -65,7 +65,7 @@ export class DeepworkStore {
   async openFolder(path: string): Promise<void> {
     this.error = null;
     try {
-      const info = await folderApi.open(path, (c) => void this.refresh(c.files));
+      const info = await folderApi.open(path, (c) => void this.refresh(c.files, c.watching));
       this.folder = info;
       this.children = {};
       this.expanded = {};
@@ -78,9 +78,9 @@ export class DeepworkStore {
   }
 
   /** Files changed on disk: reload every listing the page shows. */
-  async refresh(files: number): Promise<void> {
+  async refresh(files: number, watching: boolean): Promise<void> {
     if (!this.folder) return;
-    this.folder = { ...this.folder, files };
+    this.folder = { ...this.folder, files, watching };
     const dirs = ['', ...Object.keys(this.expanded).filter((d) => this.expanded[d])];
     const loaded = await Promise.all(dirs.map((d) => folderApi.list(d).catch(() => [])));
     const next: Record<string, TreeEntry[]> = {};
