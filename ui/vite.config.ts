@@ -4,7 +4,7 @@ import { svelte } from '@sveltejs/vite-plugin-svelte';
 
 // The app loads the built files from ui/dist (tauri.conf.json: frontendDist).
 export default defineConfig({
-  root: __dirname,
+  root: import.meta.dirname,
   plugins: [svelte()],
   clearScreen: false,
   build: {

@@ -46,6 +46,8 @@ before(async () => {
             NEW_ASK_MJS +
             '```\n=== END FILE ===\n',
         },
+        // The third call (the Stop test's run) never answers.
+        { hang: true },
       ],
     }),
   );
@@ -136,3 +138,38 @@ test('the Deepwork golden path', async () => {
   assert.ok(bridge.endsWith('fake-bridge.mjs'), bridge);
   await screenshot(d, 'settings');
 });
+
+test('the tree follows the disk, and Stop ends a run and its bridge', async () => {
+  const d = app.driver;
+  await d.click('[data-testid=nav-deepwork]');
+  await d.waitFor('[data-testid=file-tree]');
+
+  // A file created on disk shows up in the tree by itself.
+  fs.writeFileSync(path.join(project, 'added.txt'), 'new\n');
+  await d.waitFor('.row[data-path="added.txt"]');
+
+  // A run whose bridge never answers: Stop ends it and kills the bridge.
+  await d.script("const q = document.querySelector('[data-testid=question]'); q.value = ''; q.dispatchEvent(new Event('input', { bubbles: true }));");
+  await d.type('[data-testid=question]', 'and then?');
+  await d.click('[data-testid=run]');
+  const call = await d.until(() => {
+    const lines = fs.readFileSync(bridgeLog, 'utf8').trim().split('\n');
+    return lines.length >= 3 ? JSON.parse(lines[2]) : null;
+  }, 'the third bridge call');
+  assert.ok(fs.existsSync(`/proc/${call.pid}`), 'the bridge is running');
+  await d.click('[data-testid=stop]');
+  await d.waitFor('[data-testid=run]');
+  await d.until(async () => (await d.text('[data-testid=error]')).length > 0, 'the stopped run says so');
+  await d.until(() => !isAlive(call.pid), `bridge ${call.pid} to be gone`);
+  await screenshot(d, 'deepwork-stopped');
+});
+
+/** Whether a process exists and is not a zombie. */
+function isAlive(pid) {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return !stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z');
+  } catch {
+    return false;
+  }
+}

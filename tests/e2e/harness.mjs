@@ -38,6 +38,21 @@ async function waitForPort(port, child, timeoutMs = 30000) {
   throw new Error(`tauri-driver did not listen on ${port}`);
 }
 
+/** Kills running instances of `exe` whose environment carries `HOME=home`. */
+function killApp(exe, home) {
+  if (!home) return;
+  const real = fs.realpathSync(exe);
+  for (const pid of fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (fs.readlinkSync(`/proc/${pid}/exe`) !== real) continue;
+      const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      if (environ.includes(`HOME=${home}`)) process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // gone meanwhile, or not ours to read
+    }
+  }
+}
+
 /** A temp home with XDG folders; returns their paths. */
 export function makeHome(name) {
   const home = fs.mkdtempSync(path.join(os.tmpdir(), `pult-e2e-${name}-`));
@@ -74,6 +89,12 @@ export async function launch({ env, args = [], appPath = APP }) {
       await driver.quit();
       child.kill('SIGTERM');
       await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
+      // Ending the session should close the app; if it did not, the app would keep the
+      // driver's output pipes (and this process) alive. Stop our own instance: the one whose
+      // environment has this launch's HOME.
+      killApp(appPath, env.HOME);
+      child.stdout.destroy();
+      child.stderr.destroy();
     };
     return { driver, stop, log: () => log };
   } catch (e) {
