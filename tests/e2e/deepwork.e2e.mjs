@@ -99,6 +99,8 @@ test('the Deepwork golden path', async () => {
 
   fs.writeFileSync(gate, '');
   await d.until(async () => (await d.texts('[data-testid=answer]')).join('').includes('waitForAnswer'), 'answer');
+  const shown = (await d.texts('[data-testid=answer]')).join('');
+  assert.ok(!shown.includes('=== FILE') && shown.includes('ask.mjs'), `the file is named, not repeated: ${shown}`);
   const log = fs.readFileSync(bridgeLog, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.equal(log.length, 2);
   assert.ok(log[0].input.includes('<button id="send">Send</button>'), 'the ticked file was sent');

@@ -36,7 +36,7 @@ pub use exec::Cancel;
 pub use find::{Found, Hit, find};
 pub use list::{GlobError, Listed, list};
 pub use prompt::{PromptError, Prompts};
-pub use protocol::{Parsed, ProposedFile, Request, RequestKind, parse};
+pub use protocol::{Parsed, ProposedFile, Request, RequestKind, parse, replace_files};
 pub use run::{Ask, Event, Loop, Outcome, RunError, Step, StepRequest, StopReason};
 pub use sandbox::{BACKUP_DIR, Sandbox, SandboxError};
 pub use selftest::{SelfCheck, run as selftest};

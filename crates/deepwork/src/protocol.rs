@@ -137,20 +137,8 @@ pub fn parse(answer: &str) -> Parsed {
                 i += 1;
             }
             Some(Marker::FileStart(path)) => {
-                let start = i + 1;
-                let mut end = start;
-                let mut explicit_end = false;
-                while end < lines.len() {
-                    match marker(lines[end]) {
-                        Some(Marker::FileEnd) => {
-                            explicit_end = true;
-                            break;
-                        }
-                        Some(Marker::FileStart(_)) => break,
-                        _ => end += 1,
-                    }
-                }
-                let (content, truncated) = file_content(&lines[start..end], explicit_end);
+                let (end, explicit_end) = block_end(&lines, i + 1);
+                let (content, truncated) = file_content(&lines[i + 1..end], explicit_end);
                 parsed.files.push(ProposedFile {
                     path: path.to_owned(),
                     content,
@@ -162,6 +150,40 @@ pub fn parse(answer: &str) -> Parsed {
         }
     }
     parsed
+}
+
+/// Where a FILE block whose content starts at `start` ends: the index of its
+/// `=== END FILE ===` line (then `true`), or of the next FILE header or the end (then `false`).
+fn block_end(lines: &[&str], start: usize) -> (usize, bool) {
+    let mut end = start;
+    while end < lines.len() {
+        match marker(lines[end]) {
+            Some(Marker::FileEnd) => return (end, true),
+            Some(Marker::FileStart(_)) => return (end, false),
+            _ => end += 1,
+        }
+    }
+    (end, false)
+}
+
+/// The answer with every FILE block replaced by one line from `mark` (given the path): the
+/// prose to show beside the proposed files, which are shown on their own.
+pub fn replace_files(answer: &str, mark: impl Fn(&str) -> String) -> String {
+    let lines: Vec<&str> = answer.split_inclusive('\n').collect();
+    let mut out = String::with_capacity(answer.len());
+    let mut i = 0;
+    while i < lines.len() {
+        if let Some(Marker::FileStart(path)) = marker(lines[i]) {
+            let (end, explicit_end) = block_end(&lines, i + 1);
+            out.push_str(&mark(path));
+            out.push('\n');
+            i = if explicit_end { end + 1 } else { end };
+        } else {
+            out.push_str(lines[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 /// An opening code fence: at most three spaces, then three or more backticks or tildes, then
@@ -317,6 +339,17 @@ mod tests {
         let p = parse(a);
         assert!(p.files[0].truncated);
         assert_eq!(p.files[0].content, "const r = 1;\n// Бы");
+    }
+
+    #[test]
+    fn replace_files_keeps_the_prose_and_marks_each_file() {
+        let a = "It is here.\n=== FILE: a.js ===\n```js\nx\n```\n=== END FILE ===\nAnd:\n=== FILE: b.md ===\ny\n";
+        let out = replace_files(a, |p| format!("[file {p}]"));
+        assert_eq!(out, "It is here.\n[file a.js]\nAnd:\n[file b.md]\n");
+        assert_eq!(
+            replace_files("no files\n", |_| unreachable!()),
+            "no files\n"
+        );
     }
 
     #[test]

@@ -76,6 +76,8 @@ pub struct RunView {
     pub steps: Vec<Step>,
     /// The final answer.
     pub answer: Option<String>,
+    /// The answer with each FILE block replaced by a line naming the file (shown below it).
+    pub prose: Option<String>,
     /// Proposed files.
     pub proposed: Vec<ProposedView>,
     /// Every write.
@@ -259,7 +261,12 @@ pub fn view(run: StoredRun) -> RunView {
             }
         })
         .collect();
+    let prose = run
+        .answer
+        .as_deref()
+        .map(|a| deepwork::replace_files(a, |path| format!("→ `{path}`")));
     RunView {
+        prose,
         summary: run.summary,
         files: run.files,
         steps: run.steps,

@@ -149,6 +149,10 @@ steps: Array<Step>,
  */
 answer: string | null, 
 /**
+ * The answer with each FILE block replaced by a line naming the file (shown below it).
+ */
+prose: string | null, 
+/**
  * Proposed files.
  */
 proposed: Array<ProposedView>, 

@@ -36,6 +36,7 @@ const runView = (id: number): RunView => ({
   files: [],
   steps: [],
   answer: 'It is `waitForAnswer`.',
+  prose: 'It is `waitForAnswer`.',
   proposed: [],
   writes: [],
 });
