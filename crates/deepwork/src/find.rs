@@ -5,6 +5,8 @@
 //! skipped, as ripgrep skips them when it walks. The hits come back sorted by path and line,
 //! so a cut at the limit always keeps the same ones.
 
+use std::path::Path;
+
 use memchr::memmem;
 
 use crate::sandbox::Sandbox;
@@ -77,7 +79,7 @@ pub fn find(sandbox: &Sandbox, needle: &str, limit: usize) -> Found {
 }
 
 /// Finds the matching lines of one file; keeps the text of the first `keep` of them.
-fn search(finder: &memmem::Finder<'_>, data: &[u8], rel: &str, keep: usize) -> Option<FileHits> {
+fn search(finder: &memmem::Finder<'_>, data: &[u8], rel: &Path, keep: usize) -> Option<FileHits> {
     let mut pos = 0;
     let mut line_no = 1;
     let mut counted_to = 0;
@@ -88,7 +90,7 @@ fn search(finder: &memmem::Finder<'_>, data: &[u8], rel: &str, keep: usize) -> O
         let start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
         let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
         let f = fh.get_or_insert_with(|| FileHits {
-            path: rel.to_owned(),
+            path: walk::slash(rel),
             ..FileHits::default()
         });
         f.count += 1;

@@ -54,7 +54,7 @@ pub fn list(sandbox: &Sandbox, glob: &str, limit: usize) -> Result<Listed, GlobE
         .compile_matcher();
     let parts = walk::par_files(sandbox, Vec::new, |v: &mut Vec<String>, rel, _| {
         if matcher.is_match(rel) {
-            v.push(rel.to_owned());
+            v.push(walk::slash(rel));
         }
     });
     let mut paths: Vec<String> = parts.into_iter().flatten().collect();

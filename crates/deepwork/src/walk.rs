@@ -41,12 +41,13 @@ fn keep(entry: &DirEntry) -> bool {
 /// threads at once; returns what every thread's `State` gathered.
 ///
 /// `make` builds one state per thread; `visit` fills it. Keeping state per thread means no lock
-/// is taken per file.
+/// is taken per file, and handing over the relative path as a `&Path` means no allocation for
+/// the files a visitor passes over (see [`slash`] to spell one).
 pub(crate) fn par_files<S, M, V>(sandbox: &Sandbox, make: M, visit: V) -> Vec<S>
 where
     S: Send,
     M: Fn() -> S + Sync,
-    V: Fn(&mut S, &str, &Path) + Sync,
+    V: Fn(&mut S, &Path, &Path) + Sync,
 {
     struct Local<'a, S: Send> {
         state: Option<S>,
@@ -79,9 +80,8 @@ where
             let Ok(rel) = path.strip_prefix(root) else {
                 return WalkState::Continue;
             };
-            let rel = crate::sandbox::rel_to_slash(rel);
             if let Some(state) = local.state.as_mut() {
-                visit(state, &rel, path);
+                visit(state, rel, path);
             }
             WalkState::Continue
         })
@@ -89,10 +89,19 @@ where
     out.into_inner().unwrap_or_else(|p| p.into_inner())
 }
 
+/// A relative path from the walk, spelled with `/`. On Unix the walk's paths already are.
+pub(crate) fn slash(rel: &Path) -> String {
+    if cfg!(unix) {
+        rel.to_string_lossy().into_owned()
+    } else {
+        crate::sandbox::rel_to_slash(rel)
+    }
+}
+
 /// Every file of the project, as sorted relative paths with `/`.
 pub fn files(sandbox: &Sandbox) -> Vec<String> {
     let parts = par_files(sandbox, Vec::new, |v: &mut Vec<String>, rel, _| {
-        v.push(rel.to_owned())
+        v.push(slash(rel))
     });
     let mut all: Vec<String> = parts.into_iter().flatten().collect();
     all.sort_unstable();
