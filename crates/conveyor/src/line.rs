@@ -689,41 +689,15 @@ async fn finish_step(
     }
     let message = format!("conveyor: line {} step {}: {}", line.id, step.n, step.title);
     let sha = git::checkpoint(worktree, &sh.identity(), &message).await?;
-    let mut tx = sh.store.pool.begin().await?;
-    sqlx::query("UPDATE runs SET outcome = 'ok' WHERE id = ?")
-        .bind(run_id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("UPDATE steps SET state = 'done', checkpoint = ?, error = NULL, rolled_back = NULL WHERE id = ?")
-        .bind(&sha)
-        .bind(&step.id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("UPDATE lines SET checkpoint = ?, updated_at = ? WHERE id = ?")
-        .bind(&sha)
-        .bind(now_ms())
-        .bind(&line.id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("UPDATE questions SET delivered = 1 WHERE line_id = ? AND status = 'answered'")
-        .bind(&line.id)
-        .execute(&mut *tx)
-        .await?;
-    if let Some(p) = &planned {
-        sqlx::query("UPDATE lines SET level = ? WHERE id = ?")
-            .bind(p.level.as_str())
-            .bind(&line.id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    if let Some(p) = planned {
-        for s in &p.steps {
-            sh.store
-                .add_step(&line.id, StepKind::Executor, &s.title, &s.task, &s.checks)
-                .await?;
-        }
-    }
+    record_step_done(
+        &sh.store.pool,
+        &line.id,
+        &step.id,
+        run_id,
+        &sha,
+        planned.as_ref(),
+    )
+    .await?;
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Done, None)
         .await?;
     let has_more = next_step(&sh.store.steps(&line.id).await?).is_some();
@@ -733,6 +707,59 @@ async fn finish_step(
         LineState::Gate
     };
     sh.set_line_state(&line.id, next, None, None).await?;
+    Ok(())
+}
+
+/// Records a successful step: the run ok, the step done at checkpoint `sha`, the line's
+/// checkpoint moved, answers delivered, and for a planner the plan's level and executor steps.
+async fn record_step_done(
+    pool: &sqlx::SqlitePool,
+    line_id: &str,
+    step_id: &str,
+    run_id: i64,
+    sha: &str,
+    planned: Option<&plan::Plan>,
+) -> Result<()> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("UPDATE runs SET outcome = 'ok' WHERE id = ?")
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE steps SET state = 'done', checkpoint = ?, error = NULL, rolled_back = NULL WHERE id = ?")
+        .bind(sha)
+        .bind(step_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE lines SET checkpoint = ?, updated_at = ? WHERE id = ?")
+        .bind(sha)
+        .bind(now_ms())
+        .bind(line_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE questions SET delivered = 1 WHERE line_id = ? AND status = 'answered'")
+        .bind(line_id)
+        .execute(&mut *tx)
+        .await?;
+    if let Some(p) = planned {
+        sqlx::query("UPDATE lines SET level = ? WHERE id = ?")
+            .bind(p.level.as_str())
+            .bind(line_id)
+            .execute(&mut *tx)
+            .await?;
+        // In the same transaction: a crash can never leave a done planner without its steps.
+        for s in &p.steps {
+            crate::store::insert_step(
+                &mut tx,
+                line_id,
+                StepKind::Executor,
+                &s.title,
+                &s.task,
+                &s.checks,
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
     Ok(())
 }
 
@@ -967,5 +994,51 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
             sh.set_line_state(&line.id, LineState::Blocked, Some(&detail), None)
                 .await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing;
+
+    #[tokio::test]
+    async fn a_planner_is_done_only_together_with_its_executor_steps() {
+        let (_dir, store) = testing::store().await;
+        let line = testing::line(&store, "p", "l", 0, "running").await;
+        let planner = store
+            .add_step(&line, StepKind::Planner, "plan", "t", &[])
+            .await
+            .unwrap();
+        let run = testing::run(&store, &planner.id, &line).await;
+        let plan = plan::parse(r#"{"steps":[{"title":"a","task":"x"},{"title":"b","task":"y"}]}"#)
+            .unwrap();
+        // The second executor step cannot be written (as if the daemon died in between).
+        sqlx::query(
+            "CREATE TRIGGER boom BEFORE INSERT ON steps WHEN NEW.title = 'b'
+             BEGIN SELECT RAISE(ABORT, 'boom'); END",
+        )
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let r = record_step_done(&store.pool, &line, &planner.id, run, "abc", Some(&plan)).await;
+        assert!(r.is_err());
+        let steps = store.steps(&line).await.unwrap();
+        assert_eq!(steps.len(), 1, "no executor step without the planner done");
+        assert_eq!(steps[0].state(), StepState::Pending);
+        let l = store.line(&line).await.unwrap().unwrap();
+        assert_eq!(l.checkpoint, None);
+
+        sqlx::query("DROP TRIGGER boom")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        record_step_done(&store.pool, &line, &planner.id, run, "abc", Some(&plan))
+            .await
+            .unwrap();
+        let steps = store.steps(&line).await.unwrap();
+        assert_eq!(steps.len(), 3);
+        assert_eq!(steps[0].state(), StepState::Done);
+        assert!(steps[1..].iter().all(|s| s.kind() == StepKind::Executor));
     }
 }
