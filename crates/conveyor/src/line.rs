@@ -224,14 +224,17 @@ pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -
 /// Runs the checks in the worktree; returns the red ones with their output.
 async fn run_checks(
     sh: &Shared,
+    line_id: &str,
     worktree: &Path,
     checks: &[Check],
     cancel: &CancellationToken,
 ) -> Result<Vec<String>> {
     let mut red = Vec::new();
     for c in checks {
+        let mut spec = Spec::shell(&c.cmd, worktree);
+        spec.env.extend(sh.command_env(line_id));
         let out = exec::run(
-            &Spec::shell(&c.cmd, worktree),
+            &spec,
             Duration::from_secs(sh.cfg.command_timeout_secs),
             cancel,
         )
@@ -266,7 +269,7 @@ fn agent_env(
         "CONVEYOR_PLAN".into(),
         plan_path(sh, &line.id).to_string_lossy().into_owned(),
     );
-    env.insert("CONVEYOR_LINE".into(), line.id.clone());
+    env.extend(sh.command_env(&line.id));
     env.insert("CONVEYOR_STEP".into(), step.id.clone());
     env
 }
@@ -665,7 +668,7 @@ async fn finish_step(
             Err(e) => vec![e],
         }
     } else {
-        run_checks(sh, worktree, checks, cancel).await?
+        run_checks(sh, &line.id, worktree, checks, cancel).await?
     };
     if cancel.is_cancelled() {
         // Stopped while the daemon checked: the step is resumed after the restart.
@@ -923,7 +926,7 @@ async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result
         });
     }
     checks.extend(list.checklist.iter().cloned());
-    let red = run_checks(sh, &worktree, &checks, cancel).await?;
+    let red = run_checks(sh, &line.id, &worktree, &checks, cancel).await?;
     if cancel.is_cancelled() {
         return Ok(());
     }
@@ -961,6 +964,7 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
         &sh.identity(),
         &format!("Merge {}: {}", line.branch, line.title),
         list.regression.as_deref(),
+        &sh.command_env(&line.id),
         Duration::from_secs(sh.cfg.command_timeout_secs),
         cancel,
     )
@@ -1040,5 +1044,26 @@ mod tests {
         assert_eq!(steps.len(), 3);
         assert_eq!(steps[0].state(), StepState::Done);
         assert!(steps[1..].iter().all(|s| s.kind() == StepKind::Executor));
+    }
+
+    /// Checks carry the daemon's marker and their line, so recovery finds them after a crash.
+    #[tokio::test]
+    async fn checks_carry_the_daemon_marker_and_their_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = crate::daemon::testing::start(&tmp.path().join("data"), "").await;
+        let sh = d.shared().clone();
+        let check = Check {
+            cmd: format!(
+                "test \"$CONVEYOR_DAEMON\" = '{}' && test \"$CONVEYOR_LINE\" = l1",
+                sh.marker()
+            ),
+            expect_exit: 0,
+        };
+        let red = run_checks(&sh, "l1", tmp.path(), &[check], &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(red.is_empty(), "{red:?}");
+        drop(sh);
+        d.stop().await;
     }
 }
