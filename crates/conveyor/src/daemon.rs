@@ -79,7 +79,7 @@ impl Shared {
         self.cfg.data_dir.join("worktrees").join(line_id)
     }
 
-    /// Changes a line's state and tells the subscribers.
+    /// Changes a line's state and tells the subscribers; a cancelled line stays cancelled.
     ///
     /// # Errors
     /// Database errors.
@@ -90,9 +90,18 @@ impl Shared {
         reason: Option<&str>,
         park_until: Option<i64>,
     ) -> Result<()> {
-        self.store
+        if !self
+            .store
             .set_line_state(line_id, state, reason, park_until)
-            .await?;
+            .await?
+        {
+            tracing::debug!(
+                line = line_id,
+                state = state.as_str(),
+                "line cancelled: state kept"
+            );
+            return Ok(());
+        }
         tracing::info!(line = line_id, state = state.as_str(), reason, "line state");
         self.events.emit(
             EventKind::Line,

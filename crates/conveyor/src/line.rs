@@ -331,6 +331,10 @@ async fn run_step(
             .execute(&sh.store.pool)
             .await?;
         sh.set_line_state(&line.id, line_state, None, None).await?;
+        if cancel.is_cancelled() || is_cancelled(sh, &line.id).await? {
+            // Cancelled (by Anton, or the daemon stops) before the agent started: start none.
+            return step_not_started(sh, line, step).await;
+        }
         sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
             .await?;
         let tag = format!("{}-{}-{}", step.n, attempt, now_ms());
@@ -591,6 +595,33 @@ async fn run_step(
     Ok(())
 }
 
+async fn is_cancelled(sh: &Shared, line_id: &str) -> Result<bool> {
+    Ok(sh.store.line(line_id).await?.map(|l| l.state()) == Some(LineState::Cancelled))
+}
+
+/// The step's run was never started: back to where it was (the attempt not counted), or
+/// cancelled with its line.
+async fn step_not_started(sh: &Shared, line: &LineRow, step: &StepRow) -> Result<()> {
+    if is_cancelled(sh, &line.id).await? {
+        return sh
+            .set_step_state(
+                &line.id,
+                &step.id,
+                step.n,
+                StepState::Cancelled,
+                Some("line cancelled"),
+            )
+            .await;
+    }
+    sqlx::query("UPDATE steps SET state = ?, attempts = ? WHERE id = ?")
+        .bind(&step.state)
+        .bind(step.attempts)
+        .bind(&step.id)
+        .execute(&sh.store.pool)
+        .await?;
+    Ok(())
+}
+
 /// Records what a run reports while it goes (pid, session start, rate-limit events).
 async fn record_signal(pool: &sqlx::SqlitePool, run_id: i64, line_id: &str, sig: claude::Signal) {
     let r = match sig {
@@ -670,6 +701,20 @@ async fn finish_step(
     } else {
         run_checks(sh, &line.id, worktree, checks, cancel).await?
     };
+    if is_cancelled(sh, &line.id).await? {
+        // Cancelled by Anton while the daemon checked.
+        git::reset_to(worktree, checkpoint).await?;
+        set_run_outcome(sh, run_id, "cancelled").await?;
+        return sh
+            .set_step_state(
+                &line.id,
+                &step.id,
+                step.n,
+                StepState::Cancelled,
+                Some("line cancelled"),
+            )
+            .await;
+    }
     if cancel.is_cancelled() {
         // Stopped while the daemon checked: the step is resumed after the restart.
         git::reset_to(worktree, checkpoint).await?;
@@ -1063,6 +1108,59 @@ mod tests {
             .await
             .unwrap();
         assert!(red.is_empty(), "{red:?}");
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A cancel that comes while the flow moves the line on is kept, and no agent is started
+    /// for a cancelled line.
+    #[tokio::test]
+    async fn a_cancel_is_never_overwritten_and_starts_no_agent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            "claude_bin = \"/nonexistent/claude\"",
+        )
+        .await;
+        let sh = d.shared().clone();
+        let id = crate::store::testing::line(&sh.store, "p", "l1", 0, "queued").await;
+        sqlx::query("UPDATE lines SET worktree = ? WHERE id = ?")
+            .bind(tmp.path().to_string_lossy().into_owned())
+            .bind(&id)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        let step = sh
+            .store
+            .add_step(&id, StepKind::Planner, "plan", "t", &[])
+            .await
+            .unwrap();
+        // The flow read the line, then Anton cancelled it.
+        let line = sh.store.line(&id).await.unwrap().unwrap();
+        sh.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
+            .await
+            .unwrap();
+        for s in [LineState::Planning, LineState::Gate, LineState::Running] {
+            sh.set_line_state(&id, s, None, None).await.unwrap();
+        }
+        assert_eq!(
+            sh.store.line(&id).await.unwrap().unwrap().state(),
+            LineState::Cancelled
+        );
+
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        let l = sh.store.line(&id).await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::Cancelled);
+        assert_eq!(l.reason.as_deref(), Some("cancelled by Anton"));
+        let s = sh.store.step(&step.id).await.unwrap().unwrap();
+        assert_eq!(s.state(), StepState::Cancelled);
+        let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
+            .fetch_one(&sh.store.pool)
+            .await
+            .unwrap();
+        assert_eq!(runs, 0, "no agent for a cancelled line");
         drop(sh);
         d.stop().await;
     }

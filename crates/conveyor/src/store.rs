@@ -446,15 +446,18 @@ impl Store {
         Ok(self.step(&id).await?.expect("just inserted"))
     }
 
+    /// Moves a line to `state`, unless it is cancelled: a cancel is final, whatever the line's
+    /// flow was doing when it came. Returns whether the line changed.
     pub async fn set_line_state(
         &self,
         id: &str,
         state: api::LineState,
         reason: Option<&str>,
         park_until: Option<i64>,
-    ) -> Result<()> {
-        sqlx::query(
-            "UPDATE lines SET state = ?, reason = ?, park_until = ?, updated_at = ? WHERE id = ?",
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE lines SET state = ?, reason = ?, park_until = ?, updated_at = ?
+             WHERE id = ? AND state != 'cancelled'",
         )
         .bind(state.as_str())
         .bind(reason)
@@ -463,7 +466,7 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() > 0)
     }
 
     pub async fn set_step_state(
