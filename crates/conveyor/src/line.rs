@@ -23,6 +23,9 @@ use crate::git::{self, MergeOutcome};
 use crate::store::{LineRow, StepRow, now_ms};
 use crate::{Result, hook, journal, plan, prompt};
 
+/// Runs of one step attempt that may switch between `--session-id` and `--resume`.
+pub const SESSION_TRIES: usize = 3;
+
 /// Gate failures in a row before a line needs Anton.
 pub const GATE_ROUNDS: i64 = 3;
 
@@ -323,7 +326,8 @@ async fn run_step(
     let mut resume = line.session_started;
     // A first run refused with "already in use" is retried with --resume; a --resume of a
     // session whose first run died before the CLI saved anything is retried with --session-id.
-    for _ in 0..3 {
+    let mut retried: Vec<String> = Vec::new();
+    for _ in 0..SESSION_TRIES {
         let attempt = step.attempts + 1;
         sqlx::query("UPDATE steps SET state = 'running', attempts = ?, error = NULL WHERE id = ?")
             .bind(attempt)
@@ -504,6 +508,7 @@ async fn run_step(
                     .bind(&line.id)
                     .execute(&sh.store.pool)
                     .await?;
+                retried.push("--session-id: the session is already in use".into());
                 resume = true;
                 continue;
             }
@@ -570,6 +575,7 @@ async fn run_step(
                         .bind(&line.id)
                         .execute(&sh.store.pool)
                         .await?;
+                    retried.push(format!("--resume: {reason}"));
                     resume = false;
                     continue;
                 }
@@ -592,7 +598,12 @@ async fn run_step(
             }
         }
     }
-    Ok(())
+    // Never leave the step running (the line would go to the gate without it).
+    let reason = format!(
+        "the step could not be run in the line's session after {SESSION_TRIES} tries: {}",
+        retried.join("; ")
+    );
+    stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
 }
 
 async fn is_cancelled(sh: &Shared, line_id: &str) -> Result<bool> {
@@ -1161,6 +1172,88 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(runs, 0, "no agent for a cancelled line");
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A fake `claude`: `body` is its shell script.
+    fn fake_claude(dir: &Path, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("claude");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    /// A line with a real worktree (a repository at its checkpoint) and one step of `kind`.
+    async fn line_with_worktree(sh: &Shared, dir: &Path, kind: StepKind) -> (LineRow, StepRow) {
+        let wt = dir.join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&wt)
+                .output()
+                .unwrap();
+            assert!(o.status.success());
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        };
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(wt.join("a.txt"), "a\n").unwrap();
+        git(&["add", "-A"]);
+        git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "c",
+        ]);
+        let cp = git(&["rev-parse", "HEAD"]);
+        let id = crate::store::testing::line(&sh.store, "p", "l1", 0, "running").await;
+        sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ? WHERE id = ?")
+            .bind(wt.to_string_lossy().into_owned())
+            .bind(&cp)
+            .bind(&id)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        std::fs::create_dir_all(sh.line_dir(&id)).unwrap();
+        let step = sh.store.add_step(&id, kind, "s", "t", &[]).await.unwrap();
+        (sh.store.line(&id).await.unwrap().unwrap(), step)
+    }
+
+    /// `--session-id` says "in use", `--resume` says "No conversation found": after the
+    /// allowed switches the step fails and the line needs Anton, never left running.
+    #[tokio::test]
+    async fn a_step_that_cannot_find_its_session_fails_instead_of_staying_running() {
+        let tmp = tempfile::tempdir().unwrap();
+        let claude = fake_claude(
+            tmp.path(),
+            r#"for a in "$@"; do if [ "$a" = --resume ]; then echo "No conversation found with session ID: x" >&2; exit 1; fi; done
+echo "Error: Session ID x is already in use." >&2; exit 1"#,
+        );
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            &format!("claude_bin = {:?}", claude.display().to_string()),
+        )
+        .await;
+        let sh = d.shared().clone();
+        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        let s = sh.store.step(&step.id).await.unwrap().unwrap();
+        assert_eq!(s.state(), StepState::Failed);
+        let l = sh.store.line(&line.id).await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::NeedsHuman);
+        let reason = l.reason.clone().unwrap_or_default();
+        assert!(
+            reason.contains("could not be run in the line's session"),
+            "{reason}"
+        );
+        assert_eq!(next_action(&sh, &l).await.unwrap(), Action::Nothing);
         drop(sh);
         d.stop().await;
     }
