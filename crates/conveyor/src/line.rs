@@ -560,17 +560,21 @@ async fn run_step(
                 return Ok(());
             }
             Verdict::NoConversation { reason } => {
-                // Safe to start the conversation only if no run of the line ever got as far as
-                // a result: then there is no context to lose. Otherwise Anton decides.
-                let results: i64 = sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL",
+                // Safe to start the conversation only if no run of the line ever reached
+                // system/init (nor a result): then the session never started and there is no
+                // context to lose. Otherwise Anton decides.
+                let started: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ?
+                     AND (init_seen = 1 OR session_total IS NOT NULL)",
                 )
                 .bind(&line.id)
                 .bind(run_id)
                 .fetch_one(&sh.store.pool)
                 .await?;
-                if resume && results == 0 {
-                    tracing::warn!(line = %line.id, "the session was never saved: starting it with --session-id");
+                if resume && started == 0 {
+                    let note = "the CLI knew no conversation under the line's session id although no run had started it (no system/init): the session is started afresh with --session-id";
+                    tracing::warn!(line = %line.id, "{note}");
+                    journal_note(sh, &line.id, &step.id, note, &reason).await?;
                     sqlx::query("UPDATE lines SET session_started = 0 WHERE id = ?")
                         .bind(&line.id)
                         .execute(&sh.store.pool)
@@ -604,6 +608,51 @@ async fn run_step(
         retried.join("; ")
     );
     stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
+}
+
+/// A decision the daemon took for the line, appended to its journal (so it shows with the
+/// line's entries and is kept) and announced to the subscribers.
+async fn journal_note(
+    sh: &Shared,
+    line_id: &str,
+    step_id: &str,
+    text: &str,
+    why: &str,
+) -> Result<()> {
+    use std::io::Write;
+    let path = journal_path(sh, line_id);
+    let entry = serde_json::json!({
+        "kind": "decided",
+        "text": format!("conveyor: {text}"),
+        "why": why,
+        "reversible": false,
+        "expensive": false,
+    });
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| crate::Error::io(&path, e))?;
+    // An agent's last line without its newline must not swallow the note.
+    let needs_newline = {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut last = [0u8; 1];
+        f.seek(SeekFrom::End(-1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+    };
+    let line = format!("{}{entry}\n", if needs_newline { "\n" } else { "" });
+    f.write_all(line.as_bytes())
+        .map_err(|e| crate::Error::io(&path, e))?;
+    ingest_journal(sh, line_id, Some(step_id)).await?;
+    sh.events.emit(
+        EventKind::Line,
+        EventBody {
+            line_id: Some(line_id.into()),
+            detail: Some(text.into()),
+            ..EventBody::default()
+        },
+    );
+    Ok(())
 }
 
 async fn is_cancelled(sh: &Shared, line_id: &str) -> Result<bool> {
@@ -1254,6 +1303,101 @@ echo "Error: Session ID x is already in use." >&2; exit 1"#,
             "{reason}"
         );
         assert_eq!(next_action(&sh, &l).await.unwrap(), Action::Nothing);
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A fake `claude` that logs its arguments, says "No conversation found" to every
+    /// `--resume`, "already in use" to the first `--session-id`, and then finishes.
+    fn fake_session_claude(dir: &Path) -> (PathBuf, PathBuf) {
+        let calls = dir.join("calls");
+        let claude = fake_claude(
+            dir,
+            &format!(
+                r#"m=session-id; for a in "$@"; do if [ "$a" = --resume ]; then m=resume; fi; done
+echo $m >> '{calls}'
+n=$(wc -l < '{calls}')
+if [ $m = resume ]; then echo "No conversation found with session ID: x" >&2; exit 1; fi
+if [ "$n" = 1 ]; then echo "Error: Session ID x is already in use." >&2; exit 1; fi
+echo '{{"type":"system","subtype":"init"}}'
+echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"#,
+                calls = calls.display()
+            ),
+        );
+        (claude, calls)
+    }
+
+    fn calls(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// No run ever reached system/init: the session never started, so `--session-id` may
+    /// start it, and the journal says so.
+    #[tokio::test]
+    async fn a_session_never_started_is_started_again_and_the_journal_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (claude, log) = fake_session_claude(tmp.path());
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            &format!("claude_bin = {:?}", claude.display().to_string()),
+        )
+        .await;
+        let sh = d.shared().clone();
+        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(calls(&log), ["session-id", "resume", "session-id"]);
+        let s = sh.store.step(&step.id).await.unwrap().unwrap();
+        assert_eq!(s.state(), StepState::Done);
+        let notes = sh.store.journal(&line.id, 10).await.unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].kind.as_deref(), Some("decided"));
+        assert!(
+            notes[0].text.as_deref().unwrap().contains("--session-id"),
+            "{notes:?}"
+        );
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// An earlier run reached system/init: the session existed, so a lost conversation stops
+    /// the line for Anton and nothing is started under the line's id.
+    #[tokio::test]
+    async fn a_session_that_saw_init_is_never_started_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (claude, log) = fake_session_claude(tmp.path());
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            &format!("claude_bin = {:?}", claude.display().to_string()),
+        )
+        .await;
+        let sh = d.shared().clone();
+        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Planner).await;
+        // The first attempt saw system/init and was interrupted before any result.
+        let run = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
+        sqlx::query("UPDATE runs SET outcome = 'interrupted', init_seen = 1 WHERE id = ?")
+            .bind(run)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
+            .bind(&line.id)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        let line = sh.store.line(&line.id).await.unwrap().unwrap();
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(calls(&log), ["resume"]);
+        let l = sh.store.line(&line.id).await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::NeedsHuman);
+        assert!(l.reason.unwrap_or_default().contains("session is gone"));
         drop(sh);
         d.stop().await;
     }
