@@ -315,10 +315,8 @@ async fn run_step(
     }
     let checks = step.checks();
     let hook_checks = if kind == StepKind::Planner {
-        vec![Check {
-            cmd: "test -s \"$CONVEYOR_PLAN\"".into(),
-            expect_exit: 0,
-        }]
+        // "The plan parses and has at least one step".
+        vec![plan::hook_check(&sh.line_dir(&line.id))?]
     } else {
         checks.clone()
     };

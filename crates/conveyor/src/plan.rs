@@ -35,6 +35,63 @@ struct RawPlan {
     steps: Vec<PlannedStep>,
 }
 
+/// The planner's Stop-hook check as a Node script (`node <script> <plan file>`; the CLI needs
+/// Node, so it is there): the same rules as [`parse`] — the plan parses and has at least one
+/// step — so the agent hears what is wrong before it stops. Exit 0 when the plan is good, else
+/// 1 with the problem on stdout. The daemon still runs [`parse`] after the run and trusts only
+/// that.
+pub const NODE_CHECK: &str = r#"'use strict';
+const fs = require('fs');
+const MAX_STEPS = __MAX_STEPS__;
+const file = process.argv[2];
+const fail = (m) => { console.log(m); process.exit(1); };
+const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+let text;
+try { text = fs.readFileSync(file, 'utf8'); } catch (e) { fail(`no plan was written to $CONVEYOR_PLAN (${file}): ${e.code || e.message}`); }
+let p;
+try { p = JSON.parse(text); } catch (e) { fail(`the plan is not valid JSON: ${e.message}`); }
+if (!isObj(p)) fail('the plan must be a JSON object {"level", "steps": [...]}');
+for (const k of Object.keys(p)) if (k !== 'level' && k !== 'steps') fail(`the plan has an unknown field ${JSON.stringify(k)} (level, steps)`);
+if (p.level !== undefined && p.level !== null && !['light', 'medium', 'full'].includes(p.level)) fail(`unknown level ${JSON.stringify(p.level)} (light, medium, full)`);
+if (!Array.isArray(p.steps)) fail('the plan needs "steps": a list of {"title", "task", "checks"}');
+if (p.steps.length === 0) fail('the plan has no steps');
+if (p.steps.length > MAX_STEPS) fail(`the plan has ${p.steps.length} steps, at most ${MAX_STEPS}`);
+p.steps.forEach((s, i) => {
+  const n = i + 1;
+  if (!isObj(s)) fail(`step ${n} must be an object {"title", "task", "checks"}`);
+  for (const k of Object.keys(s)) if (!['title', 'task', 'checks'].includes(k)) fail(`step ${n} has an unknown field ${JSON.stringify(k)} (title, task, checks)`);
+  if (typeof s.title !== 'string' || typeof s.task !== 'string' || !s.title.trim() || !s.task.trim()) fail(`step ${n} needs a title and a task`);
+  if (s.checks === undefined) return;
+  if (!Array.isArray(s.checks)) fail(`step ${n}: "checks" must be a list of {"cmd", "expect_exit"}`);
+  for (const c of s.checks) {
+    if (!isObj(c)) fail(`step ${n}: a check must be an object {"cmd", "expect_exit"}`);
+    for (const k of Object.keys(c)) if (k !== 'cmd' && k !== 'expect_exit') fail(`step ${n}: a check has an unknown field ${JSON.stringify(k)} (cmd, expect_exit)`);
+    if (typeof c.cmd !== 'string' || !c.cmd.trim()) fail(`step ${n} has a check with an empty cmd`);
+    if (c.expect_exit !== undefined && !(Number.isInteger(c.expect_exit) && Math.abs(c.expect_exit) < 2 ** 31)) fail(`step ${n}: expect_exit must be an integer`);
+  }
+});
+"#;
+
+/// Writes [`NODE_CHECK`] into `dir` and returns the planner's Stop-hook check running it on
+/// `$CONVEYOR_PLAN`.
+///
+/// # Errors
+/// [`crate::Error::Io`].
+pub fn hook_check(dir: &std::path::Path) -> crate::Result<Check> {
+    std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+    let script = dir.join("check-plan.cjs");
+    std::fs::write(
+        &script,
+        NODE_CHECK.replace("__MAX_STEPS__", &MAX_STEPS.to_string()),
+    )
+    .map_err(|e| crate::Error::io(&script, e))?;
+    let quoted = format!("'{}'", script.to_string_lossy().replace('\'', "'\\''"));
+    Ok(Check {
+        cmd: format!("node {quoted} \"$CONVEYOR_PLAN\""),
+        expect_exit: 0,
+    })
+}
+
 /// Parses and validates plan text.
 ///
 /// # Errors
@@ -91,5 +148,52 @@ mod tests {
         assert!(parse("{").is_err());
         assert!(parse(r#"{"level":"huge","steps":[{"title":"t","task":"x"}]}"#).is_err());
         assert!(parse(r#"{"steps":[{"title":"","task":"x"}]}"#).is_err());
+    }
+
+    /// The planner's hook check agrees with [`parse`]: a present but empty or broken plan
+    /// keeps the planner from stopping.
+    #[test]
+    fn the_planner_hook_check_agrees_with_parse() {
+        let d = tempfile::tempdir().unwrap();
+        let check = hook_check(d.path()).unwrap();
+        let plan = d.path().join("plan.json");
+        let cases = [
+            r#"{"level":"light","steps":[{"title":"t","task":"do","checks":[{"cmd":"true","expect_exit":0}]}]}"#,
+            r#"{"steps":[{"title":"t","task":"do"}]}"#,
+            r#"{"level":null,"steps":[{"title":"t","task":"do","checks":[]}]}"#,
+            r#"{"steps":[]}"#,
+            r#"{"level":"light"}"#,
+            "{",
+            "[]",
+            r#"{"level":"huge","steps":[{"title":"t","task":"x"}]}"#,
+            r#"{"steps":[{"title":" ","task":"x"}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","checks":[{"cmd":""}]}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","checks":[{"cmd":"true","expect_exit":1.5}]}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","extra":1}]}"#,
+            r#"{"steps":[{"title":"t","task":"x"}],"extra":1}"#,
+        ];
+        for text in cases {
+            std::fs::write(&plan, text).unwrap();
+            let out = std::process::Command::new("sh")
+                .args(["-c", &check.cmd])
+                .env("CONVEYOR_PLAN", &plan)
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                out.status.success(),
+                parse(text).is_ok(),
+                "{text}: hook said {said:?}, parse said {:?}",
+                parse(text)
+            );
+        }
+        std::fs::remove_file(&plan).unwrap();
+        let out = std::process::Command::new("sh")
+            .args(["-c", &check.cmd])
+            .env("CONVEYOR_PLAN", &plan)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("no plan was written"));
     }
 }
