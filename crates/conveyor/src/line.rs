@@ -754,7 +754,7 @@ async fn finish_step(
             Err(e) if text.is_empty() => {
                 vec![format!("no plan was written to $CONVEYOR_PLAN ({e})")]
             }
-            Err(e) => vec![e],
+            Err(e) => vec![e.to_string()],
         }
     } else {
         run_checks(sh, &line.id, worktree, checks, cancel).await?
@@ -931,10 +931,19 @@ async fn stop_line(
         .await
 }
 
+/// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
+#[derive(Debug, thiserror::Error)]
+#[error("{source} (on {branch})")]
+struct BadChecklist {
+    source: crate::Error,
+    branch: String,
+}
+
+/// The project's checklist from fresh main, with main's commit, the repository and main's name.
 async fn checklist(
     sh: &Shared,
     line: &LineRow,
-) -> Result<std::result::Result<(Checklist, String, PathBuf, String), String>> {
+) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {
     let project = sh
         .store
         .project(&line.project_id)
@@ -945,7 +954,10 @@ async fn checklist(
     let text = git::read_file_at(&repo, &main, ".conveyor.toml").await?;
     match text.map(|t| Checklist::parse(&t)).transpose() {
         Ok(c) => Ok(Ok((c.unwrap_or_default(), main, repo, project.main_branch))),
-        Err(e) => Ok(Err(format!("{e} (on {})", project.main_branch))),
+        Err(source) => Ok(Err(BadChecklist {
+            source,
+            branch: project.main_branch,
+        })),
     }
 }
 
@@ -990,7 +1002,7 @@ async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result
         Ok(c) => c,
         Err(e) => {
             return sh
-                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e), None)
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
                 .await;
         }
     };
@@ -1053,7 +1065,7 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
         Ok(c) => c,
         Err(e) => {
             return sh
-                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e), None)
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
                 .await;
         }
     };

@@ -92,34 +92,47 @@ pub fn hook_check(dir: &std::path::Path) -> crate::Result<Check> {
     })
 }
 
+/// What is wrong with a plan, in words the agent can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("the plan is not valid JSON of the expected shape: {0}")]
+    Shape(#[from] serde_json::Error),
+    #[error("unknown level {0:?} (light, medium, full)")]
+    UnknownLevel(String),
+    #[error("the plan has no steps")]
+    NoSteps,
+    #[error("the plan has {0} steps, at most {MAX_STEPS}")]
+    TooManySteps(usize),
+    /// Step `n` (from 1) has an empty title or task.
+    #[error("step {0} needs a title and a task")]
+    Untitled(usize),
+    /// Step `n` (from 1) has a check with an empty command.
+    #[error("step {0} has a check with an empty cmd")]
+    EmptyCheck(usize),
+}
+
 /// Parses and validates plan text.
 ///
 /// # Errors
-/// What is wrong, in words the agent can act on.
-pub fn parse(text: &str) -> Result<Plan, String> {
-    let raw: RawPlan = serde_json::from_str(text)
-        .map_err(|e| format!("the plan is not valid JSON of the expected shape: {e}"))?;
+/// [`PlanError`]: what is wrong.
+pub fn parse(text: &str) -> Result<Plan, PlanError> {
+    let raw: RawPlan = serde_json::from_str(text)?;
     let level = match raw.level.as_deref() {
         None => Level::Medium,
-        Some(l) => {
-            Level::parse(l).ok_or_else(|| format!("unknown level {l:?} (light, medium, full)"))?
-        }
+        Some(l) => Level::parse(l).ok_or_else(|| PlanError::UnknownLevel(l.into()))?,
     };
     if raw.steps.is_empty() {
-        return Err("the plan has no steps".into());
+        return Err(PlanError::NoSteps);
     }
     if raw.steps.len() > MAX_STEPS {
-        return Err(format!(
-            "the plan has {} steps, at most {MAX_STEPS}",
-            raw.steps.len()
-        ));
+        return Err(PlanError::TooManySteps(raw.steps.len()));
     }
     for (i, s) in raw.steps.iter().enumerate() {
         if s.title.trim().is_empty() || s.task.trim().is_empty() {
-            return Err(format!("step {} needs a title and a task", i + 1));
+            return Err(PlanError::Untitled(i + 1));
         }
         if s.checks.iter().any(|c| c.cmd.trim().is_empty()) {
-            return Err(format!("step {} has a check with an empty cmd", i + 1));
+            return Err(PlanError::EmptyCheck(i + 1));
         }
     }
     Ok(Plan {
@@ -144,10 +157,20 @@ mod tests {
 
     #[test]
     fn refuses_empty_and_broken_plans() {
-        assert!(parse(r#"{"steps":[]}"#).unwrap_err().contains("no steps"));
-        assert!(parse("{").is_err());
-        assert!(parse(r#"{"level":"huge","steps":[{"title":"t","task":"x"}]}"#).is_err());
-        assert!(parse(r#"{"steps":[{"title":"","task":"x"}]}"#).is_err());
+        assert!(matches!(parse(r#"{"steps":[]}"#), Err(PlanError::NoSteps)));
+        assert!(matches!(parse("{"), Err(PlanError::Shape(_))));
+        assert!(matches!(
+            parse(r#"{"level":"huge","steps":[{"title":"t","task":"x"}]}"#),
+            Err(PlanError::UnknownLevel(l)) if l == "huge"
+        ));
+        assert!(matches!(
+            parse(r#"{"steps":[{"title":"","task":"x"}]}"#),
+            Err(PlanError::Untitled(1))
+        ));
+        assert_eq!(
+            parse(r#"{"steps":[]}"#).unwrap_err().to_string(),
+            "the plan has no steps"
+        );
     }
 
     /// The planner's hook check agrees with [`parse`]: a present but empty or broken plan
