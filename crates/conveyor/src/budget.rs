@@ -173,3 +173,150 @@ impl WindowThreshold {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{Store, now_ms, testing};
+
+    const MIN: i64 = 60_000;
+
+    fn policy(weekly: Option<f64>) -> WindowThreshold {
+        WindowThreshold {
+            cfg: BudgetConfig {
+                window_secs: 3600,
+                threshold_usd: 10.0,
+                weekly_threshold_usd: weekly,
+                default_estimate_usd: 1.0,
+                miss_factor: 1.5,
+            },
+        }
+    }
+
+    /// An executor run that ended `ago_ms` before now having cost `cost`.
+    async fn spent(store: &Store, cost: f64, ago_ms: i64, outcome: &str) {
+        let line = testing::line(store, "p", &uuid::Uuid::new_v4().to_string(), 0, "running").await;
+        let step = store
+            .add_step(&line, StepKind::Executor, "s", "t", &[])
+            .await
+            .unwrap();
+        let run = testing::run(store, &step.id, &line).await;
+        sqlx::query("UPDATE runs SET outcome = ?, cost_usd = ?, finished_at = ? WHERE id = ?")
+            .bind(outcome)
+            .bind(cost)
+            .bind(now_ms() - ago_ms)
+            .bind(run)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+    }
+
+    async fn ask(p: &WindowThreshold, store: &Store, kind: StepKind) -> Decision {
+        p.decide(
+            &store.pool,
+            Ask {
+                kind,
+                now_ms: now_ms(),
+            },
+        )
+        .await
+        .unwrap()
+    }
+
+    #[tokio::test]
+    async fn starts_while_spent_plus_estimate_stays_at_or_below_the_threshold() {
+        let (_d, store) = testing::store().await;
+        let p = policy(None);
+        assert_eq!(
+            ask(&p, &store, StepKind::Planner).await,
+            Decision::Start { estimate_usd: 1.0 }
+        );
+        spent(&store, 9.0, 10 * MIN, "ok").await;
+        // 9 spent + 1 (the planner's default estimate) = 10: exactly the threshold.
+        assert_eq!(
+            ask(&p, &store, StepKind::Planner).await,
+            Decision::Start { estimate_usd: 1.0 }
+        );
+        // Spending older than the window does not count.
+        spent(&store, 100.0, 2 * 60 * MIN, "ok").await;
+        assert!(matches!(
+            ask(&p, &store, StepKind::Planner).await,
+            Decision::Start { .. }
+        ));
+    }
+
+    #[tokio::test]
+    async fn over_the_threshold_waits_until_enough_spending_ages_out() {
+        let (_d, store) = testing::store().await;
+        let p = policy(None);
+        spent(&store, 6.0, 50 * MIN, "ok").await;
+        spent(&store, 4.0, 10 * MIN, "ok").await;
+        let before = now_ms();
+        let Decision::Wait { until_ms, reason } = ask(&p, &store, StepKind::Planner).await else {
+            panic!("10 spent + 1 > 10 must wait");
+        };
+        assert!(reason.contains("threshold"), "{reason}");
+        // The 6 spent 50 minutes ago leaves the window in 10 minutes; then 4 + 1 fits.
+        let expect = before + 10 * MIN;
+        assert!((until_ms - expect).abs() < 5_000, "{until_ms} vs {expect}");
+    }
+
+    #[tokio::test]
+    async fn running_steps_count_with_their_estimates() {
+        let (_d, store) = testing::store().await;
+        let p = policy(None);
+        spent(&store, 7.0, 5 * MIN, "ok").await;
+        let line = testing::line(&store, "p", "busy", 0, "running").await;
+        let step = store
+            .add_step(&line, StepKind::Executor, "s", "t", &[])
+            .await
+            .unwrap();
+        let run = testing::run(&store, &step.id, &line).await;
+        sqlx::query("UPDATE runs SET estimate_usd = 3.0 WHERE id = ?")
+            .bind(run)
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        // 7 spent + 3 running + 1 new > 10.
+        assert!(matches!(
+            ask(&p, &store, StepKind::Planner).await,
+            Decision::Wait { .. }
+        ));
+    }
+
+    #[tokio::test]
+    async fn the_weekly_cap_holds_back_what_the_window_allows() {
+        let (_d, store) = testing::store().await;
+        spent(&store, 11.5, 2 * 24 * 60 * MIN, "ok").await;
+        assert!(matches!(
+            ask(&policy(None), &store, StepKind::Planner).await,
+            Decision::Start { .. }
+        ));
+        let Decision::Wait { reason, .. } =
+            ask(&policy(Some(12.0)), &store, StepKind::Planner).await
+        else {
+            panic!("11.5 this week + 1 > 12 must wait");
+        };
+        assert!(reason.contains("weekly"), "{reason}");
+    }
+
+    #[tokio::test]
+    async fn estimates_come_from_history_raised_after_a_usage_limit() {
+        let (_d, store) = testing::store().await;
+        let p = policy(None);
+        spent(&store, 2.0, 5 * MIN, "ok").await;
+        spent(&store, 4.0, 4 * MIN, "ok").await;
+        assert_eq!(
+            p.estimate(&store.pool, StepKind::Executor).await.unwrap(),
+            (3.0, 2)
+        );
+        spent(&store, 0.5, 3 * MIN, "usage_limit").await;
+        let (e, _) = p.estimate(&store.pool, StepKind::Executor).await.unwrap();
+        assert!((e - 4.5).abs() < 1e-9, "{e}");
+        // A kind with no history: the default.
+        assert_eq!(
+            p.estimate(&store.pool, StepKind::Fixer).await.unwrap(),
+            (1.0, 0)
+        );
+    }
+}

@@ -50,6 +50,17 @@ impl Default for BudgetConfig {
     }
 }
 
+/// A `conveyor.toml` that parses but cannot be used.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Invalid {
+    #[error("slots must be at least 1")]
+    NoSlots,
+    #[error("budget.threshold_usd must be positive")]
+    Threshold,
+    #[error("token_file is required")]
+    NoToken,
+}
+
 /// `conveyor.toml`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -195,22 +206,22 @@ impl Config {
         {
             cfg.token_file = Some(base.join(t));
         }
-        cfg.validate().map_err(|message| Error::Config {
+        cfg.validate().map_err(|e| Error::Config {
             path: path.to_path_buf(),
-            message,
+            message: e.to_string(),
         })?;
         Ok(cfg)
     }
 
-    fn validate(&self) -> Result<(), String> {
+    fn validate(&self) -> Result<(), Invalid> {
         if self.slots == 0 {
-            return Err("slots must be at least 1".into());
+            return Err(Invalid::NoSlots);
         }
         if self.budget.threshold_usd <= 0.0 {
-            return Err("budget.threshold_usd must be positive".into());
+            return Err(Invalid::Threshold);
         }
         if self.token.is_none() && self.token_file.is_none() {
-            return Err("token_file is required".into());
+            return Err(Invalid::NoToken);
         }
         Ok(())
     }
@@ -317,6 +328,26 @@ mod tests {
         assert_eq!(c.slots, 3);
         assert_eq!(c.permission_mode, "bypassPermissions");
         assert_eq!(c.budget.window_secs, 18000);
+    }
+
+    #[test]
+    fn a_config_that_parses_but_cannot_be_used_says_why() {
+        let mut c = Config::new("/tmp/x");
+        c.token = Some("t".into());
+        assert_eq!(c.validate(), Ok(()));
+        c.slots = 0;
+        assert_eq!(c.validate(), Err(Invalid::NoSlots));
+        c.slots = 1;
+        c.budget.threshold_usd = 0.0;
+        assert_eq!(c.validate(), Err(Invalid::Threshold));
+        c.budget.threshold_usd = 1.0;
+        c.token = None;
+        assert_eq!(c.validate(), Err(Invalid::NoToken));
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("conveyor.toml");
+        std::fs::write(&p, "data_dir = \"d\"\ntoken = \"t\"\nslots = 0\n").unwrap();
+        let e = Config::load(&p).unwrap_err().to_string();
+        assert!(e.contains("slots must be at least 1"), "{e}");
     }
 
     #[test]

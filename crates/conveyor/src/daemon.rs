@@ -58,11 +58,28 @@ impl Shared {
         self.cfg.data_dir.join("lines").join(line_id)
     }
 
+    /// The value of [`crate::exec::DAEMON_MARKER`] in the environment of every child this
+    /// daemon starts for a line: its data folder, absolute.
+    pub fn marker(&self) -> String {
+        std::path::absolute(&self.cfg.data_dir)
+            .unwrap_or_else(|_| self.cfg.data_dir.clone())
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// The environment that marks a line's commands (checks, regression) as this daemon's.
+    pub fn command_env(&self, line_id: &str) -> std::collections::BTreeMap<String, String> {
+        let mut env = std::collections::BTreeMap::new();
+        env.insert(crate::exec::DAEMON_MARKER.into(), self.marker());
+        env.insert("CONVEYOR_LINE".into(), line_id.into());
+        env
+    }
+
     pub fn worktree_path(&self, line_id: &str) -> PathBuf {
         self.cfg.data_dir.join("worktrees").join(line_id)
     }
 
-    /// Changes a line's state and tells the subscribers.
+    /// Changes a line's state and tells the subscribers; a cancelled line stays cancelled.
     ///
     /// # Errors
     /// Database errors.
@@ -73,9 +90,18 @@ impl Shared {
         reason: Option<&str>,
         park_until: Option<i64>,
     ) -> Result<()> {
-        self.store
+        if !self
+            .store
             .set_line_state(line_id, state, reason, park_until)
-            .await?;
+            .await?
+        {
+            tracing::debug!(
+                line = line_id,
+                state = state.as_str(),
+                "line cancelled: state kept"
+            );
+            return Ok(());
+        }
         tracing::info!(line = line_id, state = state.as_str(), reason, "line state");
         self.events.emit(
             EventKind::Line,
@@ -258,4 +284,23 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
         shared,
         tasks,
     })
+}
+
+/// A daemon on a temporary data folder that serves the API only (no scheduler), for unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    pub async fn start(data: &std::path::Path, extra: &str) -> ServerHandle {
+        let cfg = data.with_extension("toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "listen = \"127.0.0.1:0\"\ndata_dir = {:?}\ntoken = \"t\"\nrun_lines = false\n{extra}\n",
+                data.display().to_string()
+            ),
+        )
+        .unwrap();
+        super::start(Config::load(&cfg).unwrap()).await.unwrap()
+    }
 }

@@ -267,11 +267,22 @@ fn pgid_of(proc_dir: &Path) -> Option<u32> {
     f.get(2)?.parse().ok()
 }
 
+/// The variable every child the daemon starts for a line carries (agents, checks, regression
+/// runs), set to the daemon's data folder: after a `kill -9` the next start finds and kills the
+/// groups its predecessor left.
+pub const DAEMON_MARKER: &str = "CONVEYOR_DAEMON";
+
 /// Kills every process group carrying `CONVEYOR_STEP=<step_id>` and waits (up to `wait`) until
 /// none is left. Returns the groups found.
 pub async fn kill_leftovers(step_id: &str, wait: Duration) -> Vec<u32> {
-    let step = step_id.to_string();
-    let found = tokio::task::spawn_blocking(move || groups_with_env("CONVEYOR_STEP", &step))
+    kill_groups_with("CONVEYOR_STEP", step_id, wait).await
+}
+
+/// Kills every process group carrying `key=value` in its environment and waits (up to `wait`)
+/// until none is left. Returns the groups found.
+pub async fn kill_groups_with(key: &str, value: &str, wait: Duration) -> Vec<u32> {
+    let (k, v) = (key.to_string(), value.to_string());
+    let found = tokio::task::spawn_blocking(move || groups_with_env(&k, &v))
         .await
         .unwrap_or_default();
     if found.is_empty() {
@@ -282,8 +293,8 @@ pub async fn kill_leftovers(step_id: &str, wait: Duration) -> Vec<u32> {
     }
     let deadline = tokio::time::Instant::now() + wait;
     loop {
-        let step = step_id.to_string();
-        let left = tokio::task::spawn_blocking(move || groups_with_env("CONVEYOR_STEP", &step))
+        let (k, v) = (key.to_string(), value.to_string());
+        let left = tokio::task::spawn_blocking(move || groups_with_env(&k, &v))
             .await
             .unwrap_or_default();
         if left.is_empty() || tokio::time::Instant::now() > deadline {

@@ -318,6 +318,7 @@ pub async fn merge_into_main(
     id: &Identity,
     message: &str,
     regression: Option<&str>,
+    env: &std::collections::BTreeMap<String, String>,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<MergeOutcome> {
@@ -361,7 +362,9 @@ pub async fn merge_into_main(
             return Ok(MergeOutcome::Conflict { files });
         }
         if let Some(cmd) = regression {
-            let out = exec::run(&Spec::shell(cmd, scratch), timeout, cancel).await?;
+            let mut spec = Spec::shell(cmd, scratch);
+            spec.env.extend(env.clone());
+            let out = exec::run(&spec, timeout, cancel).await?;
             if out.code != Some(0) {
                 drop_scratch(locks, repo, scratch).await;
                 return Ok(MergeOutcome::Red {
@@ -507,6 +510,7 @@ mod tests {
             &id(),
             "merge line/x",
             Some("test -f b.txt"),
+            &Default::default(),
             Duration::from_secs(30),
             &CancellationToken::new(),
         )
@@ -542,6 +546,7 @@ mod tests {
             &id(),
             "m",
             Some("echo nope; exit 1"),
+            &Default::default(),
             Duration::from_secs(30),
             &CancellationToken::new(),
         )

@@ -44,13 +44,12 @@ pub fn write(dir: &Path, tag: &str, checks: &[Check], rounds: u32) -> Result<Hoo
     ));
     body.push_str("red=\"\"\nout=\"\"\n");
     for c in checks {
+        // The command lives in a variable, single-quoted: its text is never shell source, so
+        // backslashes, quotes, backticks and `$` are carried verbatim into the reason.
         body.push_str(&format!(
-            "o=$(sh -c {} 2>&1 </dev/null); rc=$?\nif [ \"$rc\" != {} ]; then red=\"$red\n- \\`{}\\` exited $rc (expected {})\"; out=\"$out\n\\$ {}\n$(printf '%s' \"$o\" | tail -c 1500)\"; fi\n",
+            "c={}\no=$(sh -c \"$c\" 2>&1 </dev/null); rc=$?\nif [ \"$rc\" != {exit} ]; then red=\"$red\n- \\`$c\\` exited $rc (expected {exit})\"; out=\"$out\n\\$ $c\n$(printf '%s' \"$o\" | tail -c 1500)\"; fi\n",
             sh_quote(&c.cmd),
-            c.expect_exit,
-            c.cmd.replace('"', "\\\"").replace('`', "'").replace('$', "\\$"),
-            c.expect_exit,
-            c.cmd.replace('"', "\\\"").replace('`', "'").replace('$', "\\$"),
+            exit = c.expect_exit,
         ));
     }
     body.push_str(
@@ -132,5 +131,28 @@ mod tests {
         assert_eq!(h.rounds(), (2, true));
         std::fs::write(d.path().join("f.txt"), "good\n").unwrap();
         assert_eq!(run_hook(&h, d.path()), "");
+    }
+
+    /// Commands are carried verbatim, whatever they hold: backslashes (also a trailing one),
+    /// quotes, backticks, `$`.
+    #[test]
+    fn any_command_text_is_carried_verbatim() {
+        let d = tempfile::tempdir().unwrap();
+        let cmds = [
+            r#"false # ends with a backslash \"#,
+            r#"test "a\\b" = 'a\b' && false # "$HOME" `x` \$"#,
+        ];
+        for cmd in cmds {
+            let checks = vec![Check {
+                cmd: cmd.into(),
+                expect_exit: 0,
+            }];
+            let h = write(d.path(), "v", &checks, 3).unwrap();
+            let out = run_hook(&h, d.path());
+            let v: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
+            assert_eq!(v["decision"], "block");
+            let reason = v["reason"].as_str().unwrap();
+            assert!(reason.contains(&format!("`{cmd}` exited 1")), "{reason}");
+        }
     }
 }

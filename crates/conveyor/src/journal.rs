@@ -31,26 +31,36 @@ pub struct Entry {
     pub expensive: Option<bool>,
 }
 
+/// What is wrong with a journal line (kept with the raw line, flagged).
+#[derive(Debug, thiserror::Error)]
+pub enum EntryError {
+    #[error("not a journal entry: {0}")]
+    NotAnEntry(#[from] serde_json::Error),
+    #[error("unknown kind {0:?} (fork, question, decided, uncovered)")]
+    UnknownKind(String),
+    #[error("empty text")]
+    EmptyText,
+    #[error("default {0:?} is not one of the options")]
+    DefaultNotAnOption(String),
+}
+
 /// Validates one journal line.
 ///
 /// # Errors
-/// A message saying what is wrong with it.
-pub fn parse_line(raw: &str) -> std::result::Result<Entry, String> {
-    let e: Entry = serde_json::from_str(raw).map_err(|e| format!("not a journal entry: {e}"))?;
+/// [`EntryError`]: what is wrong with it.
+pub fn parse_line(raw: &str) -> std::result::Result<Entry, EntryError> {
+    let e: Entry = serde_json::from_str(raw)?;
     if !["fork", "question", "decided", "uncovered"].contains(&e.kind.as_str()) {
-        return Err(format!(
-            "unknown kind {:?} (fork, question, decided, uncovered)",
-            e.kind
-        ));
+        return Err(EntryError::UnknownKind(e.kind));
     }
     if e.text.trim().is_empty() {
-        return Err("empty text".into());
+        return Err(EntryError::EmptyText);
     }
     if let Some(d) = &e.default
         && !e.options.is_empty()
         && !e.options.contains(d)
     {
-        return Err(format!("default {d:?} is not one of the options"));
+        return Err(EntryError::DefaultNotAnOption(d.clone()));
     }
     Ok(e)
 }
@@ -137,7 +147,7 @@ pub async fn ingest(
                 .execute(&mut *tx)
                 .await?
             }
-            Err(msg) => {
+            Err(e) => {
                 sqlx::query(
                     "INSERT OR IGNORE INTO journal (line_id, step_id, offset, valid, error, raw, created_at)
                      VALUES (?,?,?,0,?,?,?)",
@@ -145,7 +155,7 @@ pub async fn ingest(
                 .bind(line_id)
                 .bind(step_id)
                 .bind(at)
-                .bind(msg)
+                .bind(e.to_string())
                 .bind(&raw)
                 .bind(now)
                 .execute(&mut *tx)
@@ -195,17 +205,24 @@ mod tests {
             parse_line(r#"{"kind":"question","text":"a or b?","options":["a","b"],"default":"a"}"#)
                 .is_ok()
         );
-        assert!(
-            parse_line(r#"{"kind":"question","text":"x","options":["a"],"default":"c"}"#)
-                .unwrap_err()
-                .contains("default")
-        );
-        assert!(
-            parse_line(r#"{"kind":"gossip","text":"x"}"#)
-                .unwrap_err()
-                .contains("unknown kind")
-        );
-        assert!(parse_line("not json at all").is_err());
-        assert!(parse_line(r#"{"kind":"fork","text":"x","extra":1}"#).is_err());
+        assert!(matches!(
+            parse_line(r#"{"kind":"question","text":"x","options":["a"],"default":"c"}"#),
+            Err(EntryError::DefaultNotAnOption(d)) if d == "c"
+        ));
+        let e = parse_line(r#"{"kind":"gossip","text":"x"}"#).unwrap_err();
+        assert!(matches!(&e, EntryError::UnknownKind(k) if k == "gossip"));
+        assert!(e.to_string().contains("unknown kind"));
+        assert!(matches!(
+            parse_line(r#"{"kind":"fork","text":" "}"#),
+            Err(EntryError::EmptyText)
+        ));
+        assert!(matches!(
+            parse_line("not json at all"),
+            Err(EntryError::NotAnEntry(_))
+        ));
+        assert!(matches!(
+            parse_line(r#"{"kind":"fork","text":"x","extra":1}"#),
+            Err(EntryError::NotAnEntry(_))
+        ));
     }
 }

@@ -23,6 +23,9 @@ use crate::git::{self, MergeOutcome};
 use crate::store::{LineRow, StepRow, now_ms};
 use crate::{Result, hook, journal, plan, prompt};
 
+/// Runs of one step attempt that may switch between `--session-id` and `--resume`.
+pub const SESSION_TRIES: usize = 3;
+
 /// Gate failures in a row before a line needs Anton.
 pub const GATE_ROUNDS: i64 = 3;
 
@@ -224,14 +227,17 @@ pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -
 /// Runs the checks in the worktree; returns the red ones with their output.
 async fn run_checks(
     sh: &Shared,
+    line_id: &str,
     worktree: &Path,
     checks: &[Check],
     cancel: &CancellationToken,
 ) -> Result<Vec<String>> {
     let mut red = Vec::new();
     for c in checks {
+        let mut spec = Spec::shell(&c.cmd, worktree);
+        spec.env.extend(sh.command_env(line_id));
         let out = exec::run(
-            &Spec::shell(&c.cmd, worktree),
+            &spec,
             Duration::from_secs(sh.cfg.command_timeout_secs),
             cancel,
         )
@@ -266,7 +272,7 @@ fn agent_env(
         "CONVEYOR_PLAN".into(),
         plan_path(sh, &line.id).to_string_lossy().into_owned(),
     );
-    env.insert("CONVEYOR_LINE".into(), line.id.clone());
+    env.extend(sh.command_env(&line.id));
     env.insert("CONVEYOR_STEP".into(), step.id.clone());
     env
 }
@@ -309,10 +315,8 @@ async fn run_step(
     }
     let checks = step.checks();
     let hook_checks = if kind == StepKind::Planner {
-        vec![Check {
-            cmd: "test -s \"$CONVEYOR_PLAN\"".into(),
-            expect_exit: 0,
-        }]
+        // "The plan parses and has at least one step".
+        vec![plan::hook_check(&sh.line_dir(&line.id))?]
     } else {
         checks.clone()
     };
@@ -320,7 +324,8 @@ async fn run_step(
     let mut resume = line.session_started;
     // A first run refused with "already in use" is retried with --resume; a --resume of a
     // session whose first run died before the CLI saved anything is retried with --session-id.
-    for _ in 0..3 {
+    let mut retried: Vec<String> = Vec::new();
+    for _ in 0..SESSION_TRIES {
         let attempt = step.attempts + 1;
         sqlx::query("UPDATE steps SET state = 'running', attempts = ?, error = NULL WHERE id = ?")
             .bind(attempt)
@@ -328,6 +333,10 @@ async fn run_step(
             .execute(&sh.store.pool)
             .await?;
         sh.set_line_state(&line.id, line_state, None, None).await?;
+        if cancel.is_cancelled() || is_cancelled(sh, &line.id).await? {
+            // Cancelled (by Anton, or the daemon stops) before the agent started: start none.
+            return step_not_started(sh, line, step).await;
+        }
         sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
             .await?;
         let tag = format!("{}-{}-{}", step.n, attempt, now_ms());
@@ -497,6 +506,7 @@ async fn run_step(
                     .bind(&line.id)
                     .execute(&sh.store.pool)
                     .await?;
+                retried.push("--session-id: the session is already in use".into());
                 resume = true;
                 continue;
             }
@@ -548,21 +558,26 @@ async fn run_step(
                 return Ok(());
             }
             Verdict::NoConversation { reason } => {
-                // Safe to start the conversation only if no run of the line ever got as far as
-                // a result: then there is no context to lose. Otherwise Anton decides.
-                let results: i64 = sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL",
+                // Safe to start the conversation only if no run of the line ever reached
+                // system/init (nor a result): then the session never started and there is no
+                // context to lose. Otherwise Anton decides.
+                let started: i64 = sqlx::query_scalar(
+                    "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ?
+                     AND (init_seen = 1 OR session_total IS NOT NULL)",
                 )
                 .bind(&line.id)
                 .bind(run_id)
                 .fetch_one(&sh.store.pool)
                 .await?;
-                if resume && results == 0 {
-                    tracing::warn!(line = %line.id, "the session was never saved: starting it with --session-id");
+                if resume && started == 0 {
+                    let note = "the CLI knew no conversation under the line's session id although no run had started it (no system/init): the session is started afresh with --session-id";
+                    tracing::warn!(line = %line.id, "{note}");
+                    journal_note(sh, &line.id, &step.id, note, &reason).await?;
                     sqlx::query("UPDATE lines SET session_started = 0 WHERE id = ?")
                         .bind(&line.id)
                         .execute(&sh.store.pool)
                         .await?;
+                    retried.push(format!("--resume: {reason}"));
                     resume = false;
                     continue;
                 }
@@ -585,6 +600,83 @@ async fn run_step(
             }
         }
     }
+    // Never leave the step running (the line would go to the gate without it).
+    let reason = format!(
+        "the step could not be run in the line's session after {SESSION_TRIES} tries: {}",
+        retried.join("; ")
+    );
+    stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
+}
+
+/// A decision the daemon took for the line, appended to its journal (so it shows with the
+/// line's entries and is kept) and announced to the subscribers.
+async fn journal_note(
+    sh: &Shared,
+    line_id: &str,
+    step_id: &str,
+    text: &str,
+    why: &str,
+) -> Result<()> {
+    use std::io::Write;
+    let path = journal_path(sh, line_id);
+    let entry = serde_json::json!({
+        "kind": "decided",
+        "text": format!("conveyor: {text}"),
+        "why": why,
+        "reversible": false,
+        "expensive": false,
+    });
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .read(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| crate::Error::io(&path, e))?;
+    // An agent's last line without its newline must not swallow the note.
+    let needs_newline = {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut last = [0u8; 1];
+        f.seek(SeekFrom::End(-1)).is_ok() && f.read_exact(&mut last).is_ok() && last[0] != b'\n'
+    };
+    let line = format!("{}{entry}\n", if needs_newline { "\n" } else { "" });
+    f.write_all(line.as_bytes())
+        .map_err(|e| crate::Error::io(&path, e))?;
+    ingest_journal(sh, line_id, Some(step_id)).await?;
+    sh.events.emit(
+        EventKind::Line,
+        EventBody {
+            line_id: Some(line_id.into()),
+            detail: Some(text.into()),
+            ..EventBody::default()
+        },
+    );
+    Ok(())
+}
+
+async fn is_cancelled(sh: &Shared, line_id: &str) -> Result<bool> {
+    Ok(sh.store.line(line_id).await?.map(|l| l.state()) == Some(LineState::Cancelled))
+}
+
+/// The step's run was never started: back to where it was (the attempt not counted), or
+/// cancelled with its line.
+async fn step_not_started(sh: &Shared, line: &LineRow, step: &StepRow) -> Result<()> {
+    if is_cancelled(sh, &line.id).await? {
+        return sh
+            .set_step_state(
+                &line.id,
+                &step.id,
+                step.n,
+                StepState::Cancelled,
+                Some("line cancelled"),
+            )
+            .await;
+    }
+    sqlx::query("UPDATE steps SET state = ?, attempts = ? WHERE id = ?")
+        .bind(&step.state)
+        .bind(step.attempts)
+        .bind(&step.id)
+        .execute(&sh.store.pool)
+        .await?;
     Ok(())
 }
 
@@ -662,11 +754,25 @@ async fn finish_step(
             Err(e) if text.is_empty() => {
                 vec![format!("no plan was written to $CONVEYOR_PLAN ({e})")]
             }
-            Err(e) => vec![e],
+            Err(e) => vec![e.to_string()],
         }
     } else {
-        run_checks(sh, worktree, checks, cancel).await?
+        run_checks(sh, &line.id, worktree, checks, cancel).await?
     };
+    if is_cancelled(sh, &line.id).await? {
+        // Cancelled by Anton while the daemon checked.
+        git::reset_to(worktree, checkpoint).await?;
+        set_run_outcome(sh, run_id, "cancelled").await?;
+        return sh
+            .set_step_state(
+                &line.id,
+                &step.id,
+                step.n,
+                StepState::Cancelled,
+                Some("line cancelled"),
+            )
+            .await;
+    }
     if cancel.is_cancelled() {
         // Stopped while the daemon checked: the step is resumed after the restart.
         git::reset_to(worktree, checkpoint).await?;
@@ -689,41 +795,15 @@ async fn finish_step(
     }
     let message = format!("conveyor: line {} step {}: {}", line.id, step.n, step.title);
     let sha = git::checkpoint(worktree, &sh.identity(), &message).await?;
-    let mut tx = sh.store.pool.begin().await?;
-    sqlx::query("UPDATE runs SET outcome = 'ok' WHERE id = ?")
-        .bind(run_id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("UPDATE steps SET state = 'done', checkpoint = ?, error = NULL, rolled_back = NULL WHERE id = ?")
-        .bind(&sha)
-        .bind(&step.id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("UPDATE lines SET checkpoint = ?, updated_at = ? WHERE id = ?")
-        .bind(&sha)
-        .bind(now_ms())
-        .bind(&line.id)
-        .execute(&mut *tx)
-        .await?;
-    sqlx::query("UPDATE questions SET delivered = 1 WHERE line_id = ? AND status = 'answered'")
-        .bind(&line.id)
-        .execute(&mut *tx)
-        .await?;
-    if let Some(p) = &planned {
-        sqlx::query("UPDATE lines SET level = ? WHERE id = ?")
-            .bind(p.level.as_str())
-            .bind(&line.id)
-            .execute(&mut *tx)
-            .await?;
-    }
-    tx.commit().await?;
-    if let Some(p) = planned {
-        for s in &p.steps {
-            sh.store
-                .add_step(&line.id, StepKind::Executor, &s.title, &s.task, &s.checks)
-                .await?;
-        }
-    }
+    record_step_done(
+        &sh.store.pool,
+        &line.id,
+        &step.id,
+        run_id,
+        &sha,
+        planned.as_ref(),
+    )
+    .await?;
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Done, None)
         .await?;
     let has_more = next_step(&sh.store.steps(&line.id).await?).is_some();
@@ -733,6 +813,59 @@ async fn finish_step(
         LineState::Gate
     };
     sh.set_line_state(&line.id, next, None, None).await?;
+    Ok(())
+}
+
+/// Records a successful step: the run ok, the step done at checkpoint `sha`, the line's
+/// checkpoint moved, answers delivered, and for a planner the plan's level and executor steps.
+async fn record_step_done(
+    pool: &sqlx::SqlitePool,
+    line_id: &str,
+    step_id: &str,
+    run_id: i64,
+    sha: &str,
+    planned: Option<&plan::Plan>,
+) -> Result<()> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("UPDATE runs SET outcome = 'ok' WHERE id = ?")
+        .bind(run_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE steps SET state = 'done', checkpoint = ?, error = NULL, rolled_back = NULL WHERE id = ?")
+        .bind(sha)
+        .bind(step_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE lines SET checkpoint = ?, updated_at = ? WHERE id = ?")
+        .bind(sha)
+        .bind(now_ms())
+        .bind(line_id)
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE questions SET delivered = 1 WHERE line_id = ? AND status = 'answered'")
+        .bind(line_id)
+        .execute(&mut *tx)
+        .await?;
+    if let Some(p) = planned {
+        sqlx::query("UPDATE lines SET level = ? WHERE id = ?")
+            .bind(p.level.as_str())
+            .bind(line_id)
+            .execute(&mut *tx)
+            .await?;
+        // In the same transaction: a crash can never leave a done planner without its steps.
+        for s in &p.steps {
+            crate::store::insert_step(
+                &mut tx,
+                line_id,
+                StepKind::Executor,
+                &s.title,
+                &s.task,
+                &s.checks,
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
     Ok(())
 }
 
@@ -798,10 +931,19 @@ async fn stop_line(
         .await
 }
 
+/// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
+#[derive(Debug, thiserror::Error)]
+#[error("{source} (on {branch})")]
+struct BadChecklist {
+    source: crate::Error,
+    branch: String,
+}
+
+/// The project's checklist from fresh main, with main's commit, the repository and main's name.
 async fn checklist(
     sh: &Shared,
     line: &LineRow,
-) -> Result<std::result::Result<(Checklist, String, PathBuf, String), String>> {
+) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {
     let project = sh
         .store
         .project(&line.project_id)
@@ -812,7 +954,10 @@ async fn checklist(
     let text = git::read_file_at(&repo, &main, ".conveyor.toml").await?;
     match text.map(|t| Checklist::parse(&t)).transpose() {
         Ok(c) => Ok(Ok((c.unwrap_or_default(), main, repo, project.main_branch))),
-        Err(e) => Ok(Err(format!("{e} (on {})", project.main_branch))),
+        Err(source) => Ok(Err(BadChecklist {
+            source,
+            branch: project.main_branch,
+        })),
     }
 }
 
@@ -857,7 +1002,7 @@ async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result
         Ok(c) => c,
         Err(e) => {
             return sh
-                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e), None)
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
                 .await;
         }
     };
@@ -896,7 +1041,7 @@ async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result
         });
     }
     checks.extend(list.checklist.iter().cloned());
-    let red = run_checks(sh, &worktree, &checks, cancel).await?;
+    let red = run_checks(sh, &line.id, &worktree, &checks, cancel).await?;
     if cancel.is_cancelled() {
         return Ok(());
     }
@@ -920,7 +1065,7 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
         Ok(c) => c,
         Err(e) => {
             return sh
-                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e), None)
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
                 .await;
         }
     };
@@ -934,6 +1079,7 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
         &sh.identity(),
         &format!("Merge {}: {}", line.branch, line.title),
         list.regression.as_deref(),
+        &sh.command_env(&line.id),
         Duration::from_secs(sh.cfg.command_timeout_secs),
         cancel,
     )
@@ -967,5 +1113,302 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
             sh.set_line_state(&line.id, LineState::Blocked, Some(&detail), None)
                 .await
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::testing;
+
+    #[tokio::test]
+    async fn a_planner_is_done_only_together_with_its_executor_steps() {
+        let (_dir, store) = testing::store().await;
+        let line = testing::line(&store, "p", "l", 0, "running").await;
+        let planner = store
+            .add_step(&line, StepKind::Planner, "plan", "t", &[])
+            .await
+            .unwrap();
+        let run = testing::run(&store, &planner.id, &line).await;
+        let plan = plan::parse(r#"{"steps":[{"title":"a","task":"x"},{"title":"b","task":"y"}]}"#)
+            .unwrap();
+        // The second executor step cannot be written (as if the daemon died in between).
+        sqlx::query(
+            "CREATE TRIGGER boom BEFORE INSERT ON steps WHEN NEW.title = 'b'
+             BEGIN SELECT RAISE(ABORT, 'boom'); END",
+        )
+        .execute(&store.pool)
+        .await
+        .unwrap();
+        let r = record_step_done(&store.pool, &line, &planner.id, run, "abc", Some(&plan)).await;
+        assert!(r.is_err());
+        let steps = store.steps(&line).await.unwrap();
+        assert_eq!(steps.len(), 1, "no executor step without the planner done");
+        assert_eq!(steps[0].state(), StepState::Pending);
+        let l = store.line(&line).await.unwrap().unwrap();
+        assert_eq!(l.checkpoint, None);
+
+        sqlx::query("DROP TRIGGER boom")
+            .execute(&store.pool)
+            .await
+            .unwrap();
+        record_step_done(&store.pool, &line, &planner.id, run, "abc", Some(&plan))
+            .await
+            .unwrap();
+        let steps = store.steps(&line).await.unwrap();
+        assert_eq!(steps.len(), 3);
+        assert_eq!(steps[0].state(), StepState::Done);
+        assert!(steps[1..].iter().all(|s| s.kind() == StepKind::Executor));
+    }
+
+    /// Checks carry the daemon's marker and their line, so recovery finds them after a crash.
+    #[tokio::test]
+    async fn checks_carry_the_daemon_marker_and_their_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = crate::daemon::testing::start(&tmp.path().join("data"), "").await;
+        let sh = d.shared().clone();
+        let check = Check {
+            cmd: format!(
+                "test \"$CONVEYOR_DAEMON\" = '{}' && test \"$CONVEYOR_LINE\" = l1",
+                sh.marker()
+            ),
+            expect_exit: 0,
+        };
+        let red = run_checks(&sh, "l1", tmp.path(), &[check], &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(red.is_empty(), "{red:?}");
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A cancel that comes while the flow moves the line on is kept, and no agent is started
+    /// for a cancelled line.
+    #[tokio::test]
+    async fn a_cancel_is_never_overwritten_and_starts_no_agent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            "claude_bin = \"/nonexistent/claude\"",
+        )
+        .await;
+        let sh = d.shared().clone();
+        let id = crate::store::testing::line(&sh.store, "p", "l1", 0, "queued").await;
+        sqlx::query("UPDATE lines SET worktree = ? WHERE id = ?")
+            .bind(tmp.path().to_string_lossy().into_owned())
+            .bind(&id)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        let step = sh
+            .store
+            .add_step(&id, StepKind::Planner, "plan", "t", &[])
+            .await
+            .unwrap();
+        // The flow read the line, then Anton cancelled it.
+        let line = sh.store.line(&id).await.unwrap().unwrap();
+        sh.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
+            .await
+            .unwrap();
+        for s in [LineState::Planning, LineState::Gate, LineState::Running] {
+            sh.set_line_state(&id, s, None, None).await.unwrap();
+        }
+        assert_eq!(
+            sh.store.line(&id).await.unwrap().unwrap().state(),
+            LineState::Cancelled
+        );
+
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        let l = sh.store.line(&id).await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::Cancelled);
+        assert_eq!(l.reason.as_deref(), Some("cancelled by Anton"));
+        let s = sh.store.step(&step.id).await.unwrap().unwrap();
+        assert_eq!(s.state(), StepState::Cancelled);
+        let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
+            .fetch_one(&sh.store.pool)
+            .await
+            .unwrap();
+        assert_eq!(runs, 0, "no agent for a cancelled line");
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A fake `claude`: `body` is its shell script.
+    fn fake_claude(dir: &Path, body: &str) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let p = dir.join("claude");
+        std::fs::write(&p, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    /// A line with a real worktree (a repository at its checkpoint) and one step of `kind`.
+    async fn line_with_worktree(sh: &Shared, dir: &Path, kind: StepKind) -> (LineRow, StepRow) {
+        let wt = dir.join("wt");
+        std::fs::create_dir_all(&wt).unwrap();
+        let git = |args: &[&str]| {
+            let o = std::process::Command::new("git")
+                .args(args)
+                .current_dir(&wt)
+                .output()
+                .unwrap();
+            assert!(o.status.success());
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        };
+        git(&["init", "-q", "-b", "main"]);
+        std::fs::write(wt.join("a.txt"), "a\n").unwrap();
+        git(&["add", "-A"]);
+        git(&[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-qm",
+            "c",
+        ]);
+        let cp = git(&["rev-parse", "HEAD"]);
+        let id = crate::store::testing::line(&sh.store, "p", "l1", 0, "running").await;
+        sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ? WHERE id = ?")
+            .bind(wt.to_string_lossy().into_owned())
+            .bind(&cp)
+            .bind(&id)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        std::fs::create_dir_all(sh.line_dir(&id)).unwrap();
+        let step = sh.store.add_step(&id, kind, "s", "t", &[]).await.unwrap();
+        (sh.store.line(&id).await.unwrap().unwrap(), step)
+    }
+
+    /// `--session-id` says "in use", `--resume` says "No conversation found": after the
+    /// allowed switches the step fails and the line needs Anton, never left running.
+    #[tokio::test]
+    async fn a_step_that_cannot_find_its_session_fails_instead_of_staying_running() {
+        let tmp = tempfile::tempdir().unwrap();
+        let claude = fake_claude(
+            tmp.path(),
+            r#"for a in "$@"; do if [ "$a" = --resume ]; then echo "No conversation found with session ID: x" >&2; exit 1; fi; done
+echo "Error: Session ID x is already in use." >&2; exit 1"#,
+        );
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            &format!("claude_bin = {:?}", claude.display().to_string()),
+        )
+        .await;
+        let sh = d.shared().clone();
+        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        let s = sh.store.step(&step.id).await.unwrap().unwrap();
+        assert_eq!(s.state(), StepState::Failed);
+        let l = sh.store.line(&line.id).await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::NeedsHuman);
+        let reason = l.reason.clone().unwrap_or_default();
+        assert!(
+            reason.contains("could not be run in the line's session"),
+            "{reason}"
+        );
+        assert_eq!(next_action(&sh, &l).await.unwrap(), Action::Nothing);
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A fake `claude` that logs its arguments, says "No conversation found" to every
+    /// `--resume`, "already in use" to the first `--session-id`, and then finishes.
+    fn fake_session_claude(dir: &Path) -> (PathBuf, PathBuf) {
+        let calls = dir.join("calls");
+        let claude = fake_claude(
+            dir,
+            &format!(
+                r#"m=session-id; for a in "$@"; do if [ "$a" = --resume ]; then m=resume; fi; done
+echo $m >> '{calls}'
+n=$(wc -l < '{calls}')
+if [ $m = resume ]; then echo "No conversation found with session ID: x" >&2; exit 1; fi
+if [ "$n" = 1 ]; then echo "Error: Session ID x is already in use." >&2; exit 1; fi
+echo '{{"type":"system","subtype":"init"}}'
+echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"#,
+                calls = calls.display()
+            ),
+        );
+        (claude, calls)
+    }
+
+    fn calls(path: &Path) -> Vec<String> {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// No run ever reached system/init: the session never started, so `--session-id` may
+    /// start it, and the journal says so.
+    #[tokio::test]
+    async fn a_session_never_started_is_started_again_and_the_journal_says_so() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (claude, log) = fake_session_claude(tmp.path());
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            &format!("claude_bin = {:?}", claude.display().to_string()),
+        )
+        .await;
+        let sh = d.shared().clone();
+        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(calls(&log), ["session-id", "resume", "session-id"]);
+        let s = sh.store.step(&step.id).await.unwrap().unwrap();
+        assert_eq!(s.state(), StepState::Done);
+        let notes = sh.store.journal(&line.id, 10).await.unwrap();
+        assert_eq!(notes.len(), 1, "{notes:?}");
+        assert_eq!(notes[0].kind.as_deref(), Some("decided"));
+        assert!(
+            notes[0].text.as_deref().unwrap().contains("--session-id"),
+            "{notes:?}"
+        );
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// An earlier run reached system/init: the session existed, so a lost conversation stops
+    /// the line for Anton and nothing is started under the line's id.
+    #[tokio::test]
+    async fn a_session_that_saw_init_is_never_started_again() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (claude, log) = fake_session_claude(tmp.path());
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            &format!("claude_bin = {:?}", claude.display().to_string()),
+        )
+        .await;
+        let sh = d.shared().clone();
+        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Planner).await;
+        // The first attempt saw system/init and was interrupted before any result.
+        let run = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
+        sqlx::query("UPDATE runs SET outcome = 'interrupted', init_seen = 1 WHERE id = ?")
+            .bind(run)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
+            .bind(&line.id)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        let line = sh.store.line(&line.id).await.unwrap().unwrap();
+        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(calls(&log), ["resume"]);
+        let l = sh.store.line(&line.id).await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::NeedsHuman);
+        assert!(l.reason.unwrap_or_default().contains("session is gone"));
+        drop(sh);
+        d.stop().await;
     }
 }

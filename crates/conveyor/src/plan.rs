@@ -35,34 +35,104 @@ struct RawPlan {
     steps: Vec<PlannedStep>,
 }
 
+/// The planner's Stop-hook check as a Node script (`node <script> <plan file>`; the CLI needs
+/// Node, so it is there): the same rules as [`parse`] — the plan parses and has at least one
+/// step — so the agent hears what is wrong before it stops. Exit 0 when the plan is good, else
+/// 1 with the problem on stdout. The daemon still runs [`parse`] after the run and trusts only
+/// that.
+pub const NODE_CHECK: &str = r#"'use strict';
+const fs = require('fs');
+const MAX_STEPS = __MAX_STEPS__;
+const file = process.argv[2];
+const fail = (m) => { console.log(m); process.exit(1); };
+const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
+let text;
+try { text = fs.readFileSync(file, 'utf8'); } catch (e) { fail(`no plan was written to $CONVEYOR_PLAN (${file}): ${e.code || e.message}`); }
+let p;
+try { p = JSON.parse(text); } catch (e) { fail(`the plan is not valid JSON: ${e.message}`); }
+if (!isObj(p)) fail('the plan must be a JSON object {"level", "steps": [...]}');
+for (const k of Object.keys(p)) if (k !== 'level' && k !== 'steps') fail(`the plan has an unknown field ${JSON.stringify(k)} (level, steps)`);
+if (p.level !== undefined && p.level !== null && !['light', 'medium', 'full'].includes(p.level)) fail(`unknown level ${JSON.stringify(p.level)} (light, medium, full)`);
+if (!Array.isArray(p.steps)) fail('the plan needs "steps": a list of {"title", "task", "checks"}');
+if (p.steps.length === 0) fail('the plan has no steps');
+if (p.steps.length > MAX_STEPS) fail(`the plan has ${p.steps.length} steps, at most ${MAX_STEPS}`);
+p.steps.forEach((s, i) => {
+  const n = i + 1;
+  if (!isObj(s)) fail(`step ${n} must be an object {"title", "task", "checks"}`);
+  for (const k of Object.keys(s)) if (!['title', 'task', 'checks'].includes(k)) fail(`step ${n} has an unknown field ${JSON.stringify(k)} (title, task, checks)`);
+  if (typeof s.title !== 'string' || typeof s.task !== 'string' || !s.title.trim() || !s.task.trim()) fail(`step ${n} needs a title and a task`);
+  if (s.checks === undefined) return;
+  if (!Array.isArray(s.checks)) fail(`step ${n}: "checks" must be a list of {"cmd", "expect_exit"}`);
+  for (const c of s.checks) {
+    if (!isObj(c)) fail(`step ${n}: a check must be an object {"cmd", "expect_exit"}`);
+    for (const k of Object.keys(c)) if (k !== 'cmd' && k !== 'expect_exit') fail(`step ${n}: a check has an unknown field ${JSON.stringify(k)} (cmd, expect_exit)`);
+    if (typeof c.cmd !== 'string' || !c.cmd.trim()) fail(`step ${n} has a check with an empty cmd`);
+    if (c.expect_exit !== undefined && !(Number.isInteger(c.expect_exit) && Math.abs(c.expect_exit) < 2 ** 31)) fail(`step ${n}: expect_exit must be an integer`);
+  }
+});
+"#;
+
+/// Writes [`NODE_CHECK`] into `dir` and returns the planner's Stop-hook check running it on
+/// `$CONVEYOR_PLAN`.
+///
+/// # Errors
+/// [`crate::Error::Io`].
+pub fn hook_check(dir: &std::path::Path) -> crate::Result<Check> {
+    std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+    let script = dir.join("check-plan.cjs");
+    std::fs::write(
+        &script,
+        NODE_CHECK.replace("__MAX_STEPS__", &MAX_STEPS.to_string()),
+    )
+    .map_err(|e| crate::Error::io(&script, e))?;
+    let quoted = format!("'{}'", script.to_string_lossy().replace('\'', "'\\''"));
+    Ok(Check {
+        cmd: format!("node {quoted} \"$CONVEYOR_PLAN\""),
+        expect_exit: 0,
+    })
+}
+
+/// What is wrong with a plan, in words the agent can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum PlanError {
+    #[error("the plan is not valid JSON of the expected shape: {0}")]
+    Shape(#[from] serde_json::Error),
+    #[error("unknown level {0:?} (light, medium, full)")]
+    UnknownLevel(String),
+    #[error("the plan has no steps")]
+    NoSteps,
+    #[error("the plan has {0} steps, at most {MAX_STEPS}")]
+    TooManySteps(usize),
+    /// Step `n` (from 1) has an empty title or task.
+    #[error("step {0} needs a title and a task")]
+    Untitled(usize),
+    /// Step `n` (from 1) has a check with an empty command.
+    #[error("step {0} has a check with an empty cmd")]
+    EmptyCheck(usize),
+}
+
 /// Parses and validates plan text.
 ///
 /// # Errors
-/// What is wrong, in words the agent can act on.
-pub fn parse(text: &str) -> Result<Plan, String> {
-    let raw: RawPlan = serde_json::from_str(text)
-        .map_err(|e| format!("the plan is not valid JSON of the expected shape: {e}"))?;
+/// [`PlanError`]: what is wrong.
+pub fn parse(text: &str) -> Result<Plan, PlanError> {
+    let raw: RawPlan = serde_json::from_str(text)?;
     let level = match raw.level.as_deref() {
         None => Level::Medium,
-        Some(l) => {
-            Level::parse(l).ok_or_else(|| format!("unknown level {l:?} (light, medium, full)"))?
-        }
+        Some(l) => Level::parse(l).ok_or_else(|| PlanError::UnknownLevel(l.into()))?,
     };
     if raw.steps.is_empty() {
-        return Err("the plan has no steps".into());
+        return Err(PlanError::NoSteps);
     }
     if raw.steps.len() > MAX_STEPS {
-        return Err(format!(
-            "the plan has {} steps, at most {MAX_STEPS}",
-            raw.steps.len()
-        ));
+        return Err(PlanError::TooManySteps(raw.steps.len()));
     }
     for (i, s) in raw.steps.iter().enumerate() {
         if s.title.trim().is_empty() || s.task.trim().is_empty() {
-            return Err(format!("step {} needs a title and a task", i + 1));
+            return Err(PlanError::Untitled(i + 1));
         }
         if s.checks.iter().any(|c| c.cmd.trim().is_empty()) {
-            return Err(format!("step {} has a check with an empty cmd", i + 1));
+            return Err(PlanError::EmptyCheck(i + 1));
         }
     }
     Ok(Plan {
@@ -87,9 +157,66 @@ mod tests {
 
     #[test]
     fn refuses_empty_and_broken_plans() {
-        assert!(parse(r#"{"steps":[]}"#).unwrap_err().contains("no steps"));
-        assert!(parse("{").is_err());
-        assert!(parse(r#"{"level":"huge","steps":[{"title":"t","task":"x"}]}"#).is_err());
-        assert!(parse(r#"{"steps":[{"title":"","task":"x"}]}"#).is_err());
+        assert!(matches!(parse(r#"{"steps":[]}"#), Err(PlanError::NoSteps)));
+        assert!(matches!(parse("{"), Err(PlanError::Shape(_))));
+        assert!(matches!(
+            parse(r#"{"level":"huge","steps":[{"title":"t","task":"x"}]}"#),
+            Err(PlanError::UnknownLevel(l)) if l == "huge"
+        ));
+        assert!(matches!(
+            parse(r#"{"steps":[{"title":"","task":"x"}]}"#),
+            Err(PlanError::Untitled(1))
+        ));
+        assert_eq!(
+            parse(r#"{"steps":[]}"#).unwrap_err().to_string(),
+            "the plan has no steps"
+        );
+    }
+
+    /// The planner's hook check agrees with [`parse`]: a present but empty or broken plan
+    /// keeps the planner from stopping.
+    #[test]
+    fn the_planner_hook_check_agrees_with_parse() {
+        let d = tempfile::tempdir().unwrap();
+        let check = hook_check(d.path()).unwrap();
+        let plan = d.path().join("plan.json");
+        let cases = [
+            r#"{"level":"light","steps":[{"title":"t","task":"do","checks":[{"cmd":"true","expect_exit":0}]}]}"#,
+            r#"{"steps":[{"title":"t","task":"do"}]}"#,
+            r#"{"level":null,"steps":[{"title":"t","task":"do","checks":[]}]}"#,
+            r#"{"steps":[]}"#,
+            r#"{"level":"light"}"#,
+            "{",
+            "[]",
+            r#"{"level":"huge","steps":[{"title":"t","task":"x"}]}"#,
+            r#"{"steps":[{"title":" ","task":"x"}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","checks":[{"cmd":""}]}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","checks":[{"cmd":"true","expect_exit":1.5}]}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","extra":1}]}"#,
+            r#"{"steps":[{"title":"t","task":"x"}],"extra":1}"#,
+        ];
+        for text in cases {
+            std::fs::write(&plan, text).unwrap();
+            let out = std::process::Command::new("sh")
+                .args(["-c", &check.cmd])
+                .env("CONVEYOR_PLAN", &plan)
+                .output()
+                .unwrap();
+            let said = String::from_utf8_lossy(&out.stdout);
+            assert_eq!(
+                out.status.success(),
+                parse(text).is_ok(),
+                "{text}: hook said {said:?}, parse said {:?}",
+                parse(text)
+            );
+        }
+        std::fs::remove_file(&plan).unwrap();
+        let out = std::process::Command::new("sh")
+            .args(["-c", &check.cmd])
+            .env("CONVEYOR_PLAN", &plan)
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("no plan was written"));
     }
 }

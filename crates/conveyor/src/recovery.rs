@@ -1,25 +1,37 @@
-//! Recovery at start-up, after a clean stop or a `kill -9`: every run left `running` belongs
-//! to a step that was interrupted. Its agent may still be alive (a killed daemon does not stop
-//! it): the process groups carrying its `CONVEYOR_STEP` are found and killed first. Then the
-//! step is marked interrupted, the journal ingested, and the worktree reset to the checkpoint;
+//! Recovery at start-up, after a clean stop or a `kill -9`. A killed daemon does not stop its
+//! children: every process group carrying this daemon's marker (agents, checks, regression
+//! runs; see [`exec::DAEMON_MARKER`]) or a leftover step's `CONVEYOR_STEP` is found and killed
+//! first. Then every run left `running` is marked interrupted, and every step still `running`
+//! (its run was going, or had ended and the daemon was checking it, or had not started yet) is
+//! marked interrupted, its line's journal ingested and its worktree reset to the checkpoint;
 //! the scheduler resumes the step in its session.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use conveyor_api::StepState;
+use conveyor_api::LineState;
 
 use crate::daemon::Shared;
-use crate::store::now_ms;
+use crate::store::{StepRow, now_ms};
 use crate::{Result, exec, git, line};
+
+/// Why an interrupted step's next attempt starts from the checkpoint (told to the agent).
+pub const INTERRUPTED: &str = "the daemon stopped while the step ran or while its result was checked; the worktree was reset to the last checkpoint";
 
 /// Puts interrupted work back in order.
 ///
 /// # Errors
 /// Database errors.
 pub async fn recover(sh: &Shared) -> Result<()> {
+    let killed =
+        exec::kill_groups_with(exec::DAEMON_MARKER, &sh.marker(), Duration::from_secs(10)).await;
+    if !killed.is_empty() {
+        tracing::warn!(groups = ?killed, "killed processes left running from before the restart");
+    }
     let runs = sh.store.unfinished_runs().await?;
     for run in runs {
+        // Agents started before the marker existed carry only their step.
         let killed = exec::kill_leftovers(&run.step_id, Duration::from_secs(10)).await;
         if !killed.is_empty() {
             tracing::warn!(line = %run.line_id, step = %run.step_id, groups = ?killed, "killed an agent left running from before the restart");
@@ -35,37 +47,160 @@ pub async fn recover(sh: &Shared) -> Result<()> {
                 .execute(&sh.store.pool)
                 .await?;
         }
-        let Some(step) = sh.store.step(&run.step_id).await? else {
+    }
+    // Every step still running: its run was interrupted above, or it had ended (`finished`)
+    // and the daemon died while checking it, or it had not started.
+    let steps: Vec<StepRow> = sqlx::query_as("SELECT * FROM steps WHERE state = 'running'")
+        .fetch_all(&sh.store.pool)
+        .await?;
+    let mut lines = BTreeMap::new();
+    for step in &steps {
+        sqlx::query(
+            "UPDATE runs SET outcome = 'interrupted' WHERE step_id = ? AND outcome = 'finished'",
+        )
+        .bind(&step.id)
+        .execute(&sh.store.pool)
+        .await?;
+        sqlx::query("UPDATE steps SET state = 'interrupted', rolled_back = ? WHERE id = ?")
+            .bind(INTERRUPTED)
+            .bind(&step.id)
+            .execute(&sh.store.pool)
+            .await?;
+        lines.insert(step.line_id.clone(), step.id.clone());
+    }
+    for (line_id, step_id) in lines {
+        if let Err(e) = line::ingest_journal(sh, &line_id, Some(&step_id)).await {
+            tracing::warn!(line = %line_id, error = %e, "journal ingestion on recovery failed");
+        }
+        let Some(l) = sh.store.line(&line_id).await? else {
             continue;
         };
-        if step.state() == StepState::Running {
-            sqlx::query("UPDATE steps SET state = 'interrupted', rolled_back = ? WHERE id = ?")
-                .bind("the daemon stopped while the step ran")
-                .bind(&step.id)
-                .execute(&sh.store.pool)
-                .await?;
-        }
-        if let Err(e) = line::ingest_journal(sh, &run.line_id, Some(&run.step_id)).await {
-            tracing::warn!(line = %run.line_id, error = %e, "journal ingestion on recovery failed");
-        }
-        if let Some(l) = sh.store.line(&run.line_id).await?
-            && let (Some(wt), Some(cp)) = (&l.worktree, &l.checkpoint)
-        {
+        if let (Some(wt), Some(cp)) = (&l.worktree, &l.checkpoint) {
             let wt = PathBuf::from(wt);
             if wt.exists()
                 && let Err(e) = git::reset_to(&wt, cp).await
             {
                 tracing::error!(line = %l.id, error = %e, "reset to checkpoint failed");
+                // Never resume on a worktree that still holds the interrupted attempt.
+                if l.state() != LineState::Cancelled {
+                    sh.set_line_state(
+                        &l.id,
+                        LineState::Blocked,
+                        Some(&format!(
+                            "recovery could not reset the worktree to the checkpoint: {e}"
+                        )),
+                        None,
+                    )
+                    .await?;
+                }
+                continue;
             }
         }
-        tracing::info!(line = %run.line_id, step = %run.step_id, "interrupted step will be resumed");
+        tracing::info!(line = %line_id, "interrupted step will be resumed from the checkpoint");
     }
-    // Steps marked running without a run row (died between the two writes).
-    sqlx::query(
-        "UPDATE steps SET state = 'interrupted', rolled_back = 'the daemon stopped while the step ran'
-         WHERE state = 'running'",
-    )
-    .execute(&sh.store.pool)
-    .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::testing;
+    use crate::store::testing as rows;
+    use conveyor_api::{StepKind, StepState};
+    use std::process::Command;
+
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let o = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// The daemon died after the agent's run had `finished`, while it checked the step: the
+    /// step is interrupted, its worktree reset, and commands it had started are killed.
+    #[tokio::test]
+    async fn a_step_killed_while_checked_is_rolled_back_and_its_commands_killed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let wt = tmp.path().join("wt");
+        std::fs::create_dir(&wt).unwrap();
+        git(&wt, &["init", "-q", "-b", "main"]);
+        std::fs::write(wt.join("a.txt"), "a\n").unwrap();
+        git(&wt, &["add", "-A"]);
+        git(
+            &wt,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "c",
+            ],
+        );
+        let cp = git(&wt, &["rev-parse", "HEAD"]);
+        let data = tmp.path().join("data");
+
+        let d = testing::start(&data, "").await;
+        let sh = d.shared().clone();
+        let line = rows::line(&sh.store, "p", "l1", 0, "running").await;
+        sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ? WHERE id = ?")
+            .bind(wt.to_string_lossy().into_owned())
+            .bind(&cp)
+            .bind(&line)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        let step = sh
+            .store
+            .add_step(&line, StepKind::Executor, "s", "t", &[])
+            .await
+            .unwrap();
+        let run = rows::run(&sh.store, &step.id, &line).await;
+        sqlx::query("UPDATE steps SET state = 'running' WHERE id = ?")
+            .bind(&step.id)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        sqlx::query("UPDATE runs SET outcome = 'finished', finished_at = ? WHERE id = ?")
+            .bind(now_ms())
+            .bind(run)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        // The agent's uncommitted work, and a check the daemon had started.
+        std::fs::write(wt.join("a.txt"), "half\n").unwrap();
+        std::fs::write(wt.join("junk.txt"), "junk\n").unwrap();
+        let mut check = exec::Spec::shell("sleep 60", &wt);
+        check.env.extend(sh.command_env(&line));
+        let mut child = check.spawn().unwrap();
+        let marker = sh.marker();
+        drop(sh);
+        d.stop().await;
+        assert_eq!(
+            exec::groups_with_env(exec::DAEMON_MARKER, &marker),
+            vec![child.id().unwrap()]
+        );
+
+        let d = testing::start(&data, "").await;
+        let sh = d.shared().clone();
+        assert!(exec::groups_with_env(exec::DAEMON_MARKER, &marker).is_empty());
+        assert!(child.try_wait().unwrap().is_some(), "the check was killed");
+        let s = sh.store.step(&step.id).await.unwrap().unwrap();
+        assert_eq!(s.state(), StepState::Interrupted);
+        assert_eq!(s.rolled_back.as_deref(), Some(INTERRUPTED));
+        let outcome: String = sqlx::query_scalar("SELECT outcome FROM runs WHERE id = ?")
+            .bind(run)
+            .fetch_one(&sh.store.pool)
+            .await
+            .unwrap();
+        assert_eq!(outcome, "interrupted");
+        assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "a\n");
+        assert!(!wt.join("junk.txt").exists());
+        drop(sh);
+        d.stop().await;
+    }
 }

@@ -42,6 +42,41 @@ pub async fn run(sh: Arc<Shared>) {
 
 /// One look at the queue: start what may start.
 async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
+    for (l, estimate) in choose(sh).await? {
+        let token = sh.shutdown.child_token();
+        sh.running
+            .lock()
+            .expect("running map poisoned")
+            .insert(l.id.clone(), token.clone());
+        let sh2 = sh.clone();
+        let id = l.id.clone();
+        tasks.spawn(async move {
+            if let Err(e) = line::advance(&sh2, &id, estimate, &token).await {
+                tracing::error!(line = %id, error = %e, "line failed");
+                let _ = sh2
+                    .set_line_state(
+                        &id,
+                        LineState::Blocked,
+                        Some(&format!("internal error: {e}")),
+                        None,
+                    )
+                    .await;
+            }
+            sh2.running
+                .lock()
+                .expect("running map poisoned")
+                .remove(&id);
+            sh2.wake.notify_one();
+        });
+    }
+    Ok(())
+}
+
+/// The lines to advance now, with the budget's estimate of their step: at most the free slots,
+/// at most one line per project (counting the lines running now), highest priority first.
+/// Lines the budget or the account's limit holds back are parked here.
+async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
+    let mut chosen = Vec::new();
     let running: HashSet<String> = sh
         .running
         .lock()
@@ -51,7 +86,7 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
         .collect();
     let mut free = sh.cfg.slots.saturating_sub(running.len());
     if free == 0 {
-        return Ok(());
+        return Ok(chosen);
     }
     let now = now_ms();
     let states: Vec<&str> = ACTIVE.iter().map(|s| s.as_str()).collect();
@@ -65,7 +100,7 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
     }
     let candidates = q.fetch_all(&sh.store.pool).await?;
     if candidates.is_empty() {
-        return Ok(());
+        return Ok(chosen);
     }
     // Projects held by a line other than the candidate.
     let holding: Vec<&str> = HOLDING.iter().map(|s| s.as_str()).collect();
@@ -76,7 +111,14 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
         q = q.bind(*s);
     }
     let holders = q.fetch_all(&sh.store.pool).await?;
+    // A line being advanced holds its project whatever its state says: a line just started
+    // stays `queued` until its worktree exists.
     let mut taken: HashSet<String> = HashSet::new();
+    for id in &running {
+        if let Some(l) = sh.store.line(id).await? {
+            taken.insert(l.project_id);
+        }
+    }
     let account_park = sh.store.account_park_until().await?.filter(|t| *t > now);
 
     for l in candidates {
@@ -140,31 +182,74 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
         };
         taken.insert(l.project_id.clone());
         free -= 1;
-        let token = sh.shutdown.child_token();
+        chosen.push((l, estimate));
+    }
+    Ok(chosen)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::daemon::testing;
+    use crate::store::testing as rows;
+    use tokio_util::sync::CancellationToken;
+
+    fn ids(chosen: &[(LineRow, f64)]) -> Vec<&str> {
+        chosen.iter().map(|(l, _)| l.id.as_str()).collect()
+    }
+
+    #[tokio::test]
+    async fn no_more_lines_than_slots_highest_priority_first() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(&tmp.path().join("data"), "slots = 2").await;
+        let sh = d.shared().clone();
+        rows::line(&sh.store, "p1", "low", 1, "queued").await;
+        rows::line(&sh.store, "p2", "high", 9, "queued").await;
+        rows::line(&sh.store, "p3", "mid", 5, "queued").await;
+        let chosen = choose(&sh).await.unwrap();
+        assert_eq!(ids(&chosen), ["high", "mid"]);
+        // One slot taken by a line being advanced: one more starts.
         sh.running
             .lock()
-            .expect("running map poisoned")
-            .insert(l.id.clone(), token.clone());
-        let sh2 = sh.clone();
-        let id = l.id.clone();
-        tasks.spawn(async move {
-            if let Err(e) = line::advance(&sh2, &id, estimate, &token).await {
-                tracing::error!(line = %id, error = %e, "line failed");
-                let _ = sh2
-                    .set_line_state(
-                        &id,
-                        LineState::Blocked,
-                        Some(&format!("internal error: {e}")),
-                        None,
-                    )
-                    .await;
-            }
-            sh2.running
-                .lock()
-                .expect("running map poisoned")
-                .remove(&id);
-            sh2.wake.notify_one();
-        });
+            .unwrap()
+            .insert("high".into(), CancellationToken::new());
+        assert_eq!(ids(&choose(&sh).await.unwrap()), ["mid"]);
+        drop(sh);
+        d.stop().await;
     }
-    Ok(())
+
+    #[tokio::test]
+    async fn one_line_per_project_the_best_one() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(&tmp.path().join("data"), "slots = 3").await;
+        let sh = d.shared().clone();
+        rows::line(&sh.store, "p", "a", 1, "queued").await;
+        rows::line(&sh.store, "p", "b", 7, "queued").await;
+        rows::line(&sh.store, "q", "c", 0, "queued").await;
+        assert_eq!(ids(&choose(&sh).await.unwrap()), ["b", "c"]);
+        // A line of the project holding it by its state keeps the others out.
+        rows::line(&sh.store, "r", "holder", 0, "gate").await;
+        rows::line(&sh.store, "r", "waiting", 9, "queued").await;
+        assert!(!ids(&choose(&sh).await.unwrap()).contains(&"waiting"));
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A line just started is still `queued` in the database until its worktree exists: it
+    /// holds its project all the same.
+    #[tokio::test]
+    async fn a_started_line_still_queued_holds_its_project() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(&tmp.path().join("data"), "slots = 3").await;
+        let sh = d.shared().clone();
+        rows::line(&sh.store, "p", "first", 9, "queued").await;
+        rows::line(&sh.store, "p", "second", 1, "queued").await;
+        sh.running
+            .lock()
+            .unwrap()
+            .insert("first".into(), CancellationToken::new());
+        assert!(choose(&sh).await.unwrap().is_empty());
+        drop(sh);
+        d.stop().await;
+    }
 }

@@ -441,37 +441,23 @@ impl Store {
         checks: &[Check],
     ) -> Result<StepRow> {
         let mut tx = self.pool.begin().await?;
-        let n: i64 =
-            sqlx::query_scalar("SELECT COALESCE(MAX(n), 0) + 1 FROM steps WHERE line_id = ?")
-                .bind(line_id)
-                .fetch_one(&mut *tx)
-                .await?;
-        let id = uuid::Uuid::new_v4().to_string();
-        sqlx::query(
-            "INSERT INTO steps (id, line_id, n, kind, title, task, checks, state) VALUES (?,?,?,?,?,?,?, 'pending')",
-        )
-        .bind(&id)
-        .bind(line_id)
-        .bind(n)
-        .bind(kind.as_str())
-        .bind(title)
-        .bind(task)
-        .bind(serde_json::to_string(checks).unwrap_or_else(|_| "[]".into()))
-        .execute(&mut *tx)
-        .await?;
+        let id = insert_step(&mut tx, line_id, kind, title, task, checks).await?;
         tx.commit().await?;
         Ok(self.step(&id).await?.expect("just inserted"))
     }
 
+    /// Moves a line to `state`, unless it is cancelled: a cancel is final, whatever the line's
+    /// flow was doing when it came. Returns whether the line changed.
     pub async fn set_line_state(
         &self,
         id: &str,
         state: api::LineState,
         reason: Option<&str>,
         park_until: Option<i64>,
-    ) -> Result<()> {
-        sqlx::query(
-            "UPDATE lines SET state = ?, reason = ?, park_until = ?, updated_at = ? WHERE id = ?",
+    ) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE lines SET state = ?, reason = ?, park_until = ?, updated_at = ?
+             WHERE id = ? AND state != 'cancelled'",
         )
         .bind(state.as_str())
         .bind(reason)
@@ -480,7 +466,7 @@ impl Store {
         .bind(id)
         .execute(&self.pool)
         .await?;
-        Ok(())
+        Ok(done.rows_affected() > 0)
     }
 
     pub async fn set_step_state(
@@ -540,5 +526,111 @@ impl Store {
         .execute(&self.pool)
         .await?;
         Ok(())
+    }
+}
+
+/// Appends a pending step after the line's last one on `conn` (inside the caller's
+/// transaction); returns its id.
+///
+/// # Errors
+/// Database errors.
+pub async fn insert_step(
+    conn: &mut sqlx::SqliteConnection,
+    line_id: &str,
+    kind: api::StepKind,
+    title: &str,
+    task: &str,
+    checks: &[Check],
+) -> Result<String> {
+    let n: i64 = sqlx::query_scalar("SELECT COALESCE(MAX(n), 0) + 1 FROM steps WHERE line_id = ?")
+        .bind(line_id)
+        .fetch_one(&mut *conn)
+        .await?;
+    let id = uuid::Uuid::new_v4().to_string();
+    sqlx::query(
+        "INSERT INTO steps (id, line_id, n, kind, title, task, checks, state) VALUES (?,?,?,?,?,?,?, 'pending')",
+    )
+    .bind(&id)
+    .bind(line_id)
+    .bind(n)
+    .bind(kind.as_str())
+    .bind(title)
+    .bind(task)
+    .bind(serde_json::to_string(checks).unwrap_or_else(|_| "[]".into()))
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+/// A store in a temporary SQLite file, and rows to fill it, for unit tests.
+#[cfg(test)]
+pub(crate) mod testing {
+    use super::*;
+
+    pub async fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = open(&dir.path().join("t.db")).await.unwrap();
+        (dir, Store { pool })
+    }
+
+    /// A line (and its project, made when missing) in `state`; returns the line's id.
+    pub async fn line(
+        store: &Store,
+        project: &str,
+        id: &str,
+        priority: i64,
+        state: &str,
+    ) -> String {
+        if store.project(project).await.unwrap().is_none() {
+            store
+                .insert_project(&ProjectRow {
+                    id: project.into(),
+                    name: project.into(),
+                    repo_path: format!("/nonexistent/{project}"),
+                    main_branch: "main".into(),
+                    created_at: now_ms(),
+                })
+                .await
+                .unwrap();
+        }
+        store
+            .insert_line(&LineRow {
+                id: id.into(),
+                project_id: project.into(),
+                title: id.into(),
+                task: "task".into(),
+                priority,
+                state: state.into(),
+                level: None,
+                session_id: uuid::Uuid::new_v4().to_string(),
+                session_started: false,
+                session_cost: 0.0,
+                branch: format!("line/{id}"),
+                worktree: None,
+                checkpoint: None,
+                reason: None,
+                park_until: None,
+                gate_failures: 0,
+                journal_offset: 0,
+                created_at: now_ms(),
+                updated_at: now_ms(),
+            })
+            .await
+            .unwrap();
+        id.into()
+    }
+
+    /// A run of `step` left `running`; returns its id.
+    pub async fn run(store: &Store, step: &str, line: &str) -> i64 {
+        sqlx::query_scalar(
+            "INSERT INTO runs (step_id, line_id, kind, attempt, resumed, started_at, outcome)
+             VALUES (?, ?, 'executor', 1, 0, ?, 'running') RETURNING id",
+        )
+        .bind(step)
+        .bind(line)
+        .bind(now_ms())
+        .fetch_one(&store.pool)
+        .await
+        .unwrap()
     }
 }

@@ -69,14 +69,28 @@ async fn not_logged_in_stops_the_line_with_the_reason() {
     let tmp = tempfile::tempdir().unwrap();
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).unwrap();
+    // No login, and nowhere real to reach: the API base is a closed loopback port and every
+    // optional traffic is off, as in the other tests.
+    let dead_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let mut env = toml::Table::new();
     env.insert("HOME".into(), home.display().to_string().into());
-    env.insert("CLAUDE_CODE_MAX_RETRIES".into(), "0".into());
-    env.insert("DISABLE_AUTOUPDATER".into(), "1".into());
     env.insert(
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC".into(),
-        "1".into(),
+        "ANTHROPIC_BASE_URL".into(),
+        format!("http://127.0.0.1:{dead_port}").into(),
     );
+    env.insert("CLAUDE_CODE_MAX_RETRIES".into(), "0".into());
+    for k in [
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+        "DISABLE_AUTOUPDATER",
+        "DISABLE_TELEMETRY",
+        "DISABLE_ERROR_REPORTING",
+    ] {
+        env.insert(k.into(), "1".into());
+    }
     let (handle, c, p) = daemon_with(tmp.path(), &claude_bin(), Some(env), "").await;
     let a = line(&c, &p, "a").await;
     let l = wait_state(&c, &a, LineState::NeedsHuman, 60).await;

@@ -167,13 +167,18 @@ async fn cancelling_a_running_line_stops_its_agent_and_rolls_back() {
     handle.stop().await;
 }
 
-/// Stops the daemon while the planner waits for its answer at `held_turn`, starts it again
-/// (with an empty `HOME` for the agent when `lose_transcripts`), and returns the request that
-/// opened the step's next attempt.
-async fn stop_and_start_during_the_planner(
-    held_turn: usize,
-    lose_transcripts: bool,
-) -> serde_json::Value {
+/// A daemon stopped while the planner waited for its answer at `held_turn`, and started again
+/// (with an empty `HOME` for the agent when `lose_transcripts`).
+struct Restarted {
+    _tmp: tempfile::TempDir,
+    mock: Mock,
+    handle: conveyor::ServerHandle,
+    c: Client,
+    line: String,
+    session: String,
+}
+
+async fn stop_and_start_during_the_planner(held_turn: usize, lose_transcripts: bool) -> Restarted {
     let tmp = tempfile::tempdir().unwrap();
     let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
     let line = c
@@ -225,9 +230,22 @@ async fn stop_and_start_during_the_planner(
     );
     let handle = conveyor::start(cfg).await.unwrap();
     let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    Restarted {
+        _tmp: tmp,
+        mock,
+        handle,
+        c,
+        line: line.id,
+        session: s,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_session() {
+    let r = stop_and_start_during_the_planner(1, false).await;
+    let done = wait_state(&r.c, &r.line, LineState::AwaitingAcceptance, 120).await;
     assert_eq!(done.line.steps[0].attempts, 2);
-    let reqs = mock.requests(&s).await;
+    let reqs = r.mock.requests(&r.session).await;
     // The executor step resumed the session the planner's second attempt made.
     let exec = reqs.iter().find(|e| e["step"] == 2).unwrap();
     assert!(
@@ -236,32 +254,46 @@ async fn stop_and_start_during_the_planner(
             .unwrap()
             .contains("conveyor step 1 attempt 2")
     );
-    handle.stop().await;
-    reqs.into_iter()
+    let resumed = reqs
+        .iter()
         .find(|e| e["step"] == 1 && e["attempt"] == 2)
-        .unwrap()
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_session() {
-    let resumed = stop_and_start_during_the_planner(1, false).await;
+        .unwrap();
     let conv = resumed["conversation"].as_str().unwrap();
     assert!(conv.contains("conveyor step 1 attempt 1"), "{conv}");
     assert!(
         conv.contains("rolled back to the last checkpoint"),
         "{conv}"
     );
+    r.handle.stop().await;
 }
 
-/// The CLI had not saved the conversation (stopped before its first answer; seen here, it is a
-/// race inside the CLI, so the test takes the transcripts away): `--resume` finds nothing, and
-/// as no run of the line ever got a result there is no context to lose, so the session is
-/// started with `--session-id` instead of stopping the line.
+/// The first step was stopped after its run reached system/init (the session exists), and the
+/// CLI no longer knows the conversation (the test takes the transcripts away; the CLI can also
+/// lose a conversation it had not saved yet): `--resume` finds nothing, and as the session had
+/// started, starting it again would silently lose its context. The line needs Anton, and
+/// nothing is sent under the line's session after the restart. (The `--session-id` fallback is
+/// only for a session no run ever started: `line::tests`, with a scripted CLI.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_first_step_stopped_before_anything_was_saved_starts_its_session_again() {
-    let again = stop_and_start_during_the_planner(0, true).await;
-    let conv = again["conversation"].as_str().unwrap();
-    assert!(!conv.contains("conveyor step 1 attempt 1"), "{conv}");
+async fn a_first_step_whose_started_session_was_lost_stops_the_line_for_anton() {
+    let r = stop_and_start_during_the_planner(0, true).await;
+    let l = wait_state(&r.c, &r.line, LineState::NeedsHuman, 120).await;
+    assert!(
+        l.line
+            .reason
+            .as_deref()
+            .unwrap_or("")
+            .contains("session is gone"),
+        "{:?}",
+        l.line.reason
+    );
+    assert!(
+        !r.mock
+            .requests(&r.session)
+            .await
+            .iter()
+            .any(|e| e["attempt"] == 2)
+    );
+    r.handle.stop().await;
 }
 
 /// "No conversation found" after a finished step: the line needs Anton; a new conversation
