@@ -125,6 +125,17 @@ describe('DeepworkStore', () => {
     expect(api.run).not.toHaveBeenCalled();
   });
 
+  it('reopens a past run from the history with its question', async () => {
+    const s = new DeepworkStore();
+    s.log = [{ kind: 'failed', message: 'old' }];
+    api.run.mockResolvedValue({ ...runView(9), summary: { ...runView(9).summary, question: 'earlier?' } });
+    await s.reopen(9);
+    expect(api.run).toHaveBeenCalledWith(9);
+    expect(s.run?.summary.id).toBe(9);
+    expect(s.question).toBe('earlier?');
+    expect(s.log).toEqual([]);
+  });
+
   it('errors from opening a folder keep their code', async () => {
     const s = new DeepworkStore();
     api.open.mockRejectedValue(new IpcError('folder_unavailable', 'cannot open /x', null));
