@@ -65,7 +65,10 @@ pub async fn git(dir: &Path, args: &[&str]) -> Result<String> {
 }
 
 async fn git_raw(dir: &Path, args: &[&str]) -> Result<exec::Output> {
+    // The daemon's git runs on worktrees an agent user may own (`root_mode = { user = … }`):
+    // git's ownership check ("dubious ownership") must not stop it.
     let spec = Spec::new("git", dir)
+        .args(["-c", "safe.directory=*"])
         .args(args.iter().copied())
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C");
