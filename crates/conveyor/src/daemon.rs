@@ -156,6 +156,10 @@ pub struct CachedList {
     pub generation: u64,
     pub made: std::time::Instant,
     pub body: axum::body::Bytes,
+    /// How many lines the page holds.
+    pub shown: i64,
+    /// How many lines match the filters, over all pages (`X-Total-Count`).
+    pub total: i64,
 }
 
 /// How long a cached list answer may live without an event.
