@@ -232,10 +232,19 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
                 permission_mode = %cfg.permission_mode,
                 "agent runs as a non-root user (HOME from /etc/passwd; the line's worktree and folder are given to it)"
             );
-            // The agent must reach its worktree and its line folder.
+            // The agent must reach its worktree and its line folder, not the database.
             for d in ["", "lines", "worktrees"] {
                 let p = cfg.data_dir.join(d);
                 crate::exec::make_traversable(&p)?;
+            }
+            #[cfg(unix)]
+            for f in ["conveyor.db", "conveyor.db-wal", "conveyor.db-shm"] {
+                use std::os::unix::fs::PermissionsExt;
+                let p = cfg.data_dir.join(f);
+                if p.exists() {
+                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))
+                        .map_err(|e| Error::io(&p, e))?;
+                }
             }
             if let Ok(abs) = std::fs::canonicalize(&cfg.data_dir) {
                 for a in abs.ancestors().skip(1) {

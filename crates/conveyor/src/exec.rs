@@ -286,6 +286,40 @@ pub fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<()> {
     Ok(())
 }
 
+/// Gives a git worktree to `uid:gid`: its files and its git folder (`gitdir:` of its `.git`
+/// file: index, HEAD), so that user's git works in it.
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn chown_worktree(worktree: &Path, uid: u32, gid: u32) -> Result<()> {
+    chown_tree(worktree, uid, gid)?;
+    if let Ok(text) = std::fs::read_to_string(worktree.join(".git"))
+        && let Some(gitdir) = text.trim().strip_prefix("gitdir:")
+    {
+        chown_tree(Path::new(gitdir.trim()), uid, gid)?;
+    }
+    Ok(())
+}
+
+impl AgentUser {
+    /// Makes `spec` run as this user: uid, gid, and `HOME`, `USER`, `LOGNAME` (unless already
+    /// set), and git's ownership check relaxed for the daemon's worktrees.
+    pub fn apply(&self, spec: &mut Spec) {
+        spec.user = Some((self.uid, self.gid));
+        spec.env
+            .entry("HOME".into())
+            .or_insert_with(|| self.home.to_string_lossy().into_owned());
+        spec.env.insert("USER".into(), self.name.clone());
+        spec.env.insert("LOGNAME".into(), self.name.clone());
+        if !spec.env.contains_key("GIT_CONFIG_COUNT") {
+            spec.env.insert("GIT_CONFIG_COUNT".into(), "1".into());
+            spec.env
+                .insert("GIT_CONFIG_KEY_0".into(), "safe.directory".into());
+            spec.env.insert("GIT_CONFIG_VALUE_0".into(), "*".into());
+        }
+    }
+}
+
 /// Lets other users pass through `dir` (adds `o+x`, and `g+x`), without listing it.
 ///
 /// # Errors

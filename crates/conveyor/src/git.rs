@@ -322,6 +322,7 @@ pub async fn merge_into_main(
     message: &str,
     regression: Option<&str>,
     env: &std::collections::BTreeMap<String, String>,
+    user: Option<&exec::AgentUser>,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<MergeOutcome> {
@@ -367,6 +368,11 @@ pub async fn merge_into_main(
         if let Some(cmd) = regression {
             let mut spec = Spec::shell(cmd, scratch);
             spec.env.extend(env.clone());
+            // The merged code is the agent's: with an agent user it runs as that user.
+            if let Some(u) = user {
+                exec::chown_worktree(scratch, u.uid, u.gid)?;
+                u.apply(&mut spec);
+            }
             let out = exec::run(&spec, timeout, cancel).await?;
             if out.code != Some(0) {
                 drop_scratch(locks, repo, scratch).await;
@@ -514,6 +520,7 @@ mod tests {
             "merge line/x",
             Some("test -f b.txt"),
             &Default::default(),
+            None,
             Duration::from_secs(30),
             &CancellationToken::new(),
         )
@@ -550,6 +557,7 @@ mod tests {
             "m",
             Some("echo nope; exit 1"),
             &Default::default(),
+            None,
             Duration::from_secs(30),
             &CancellationToken::new(),
         )

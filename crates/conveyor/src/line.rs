@@ -184,16 +184,8 @@ fn give_to_agent(sh: &Shared, line_id: &str, worktree: &Path) -> Result<()> {
     let Some(u) = &sh.agent_user else {
         return Ok(());
     };
-    let mut paths = vec![sh.line_dir(line_id), worktree.to_path_buf()];
-    if let Ok(text) = std::fs::read_to_string(worktree.join(".git"))
-        && let Some(gitdir) = text.trim().strip_prefix("gitdir:")
-    {
-        paths.push(PathBuf::from(gitdir.trim()));
-    }
-    for p in paths {
-        exec::chown_tree(&p, u.uid, u.gid)?;
-    }
-    Ok(())
+    exec::chown_tree(&sh.line_dir(line_id), u.uid, u.gid)?;
+    exec::chown_worktree(worktree, u.uid, u.gid)
 }
 
 fn journal_path(sh: &Shared, line_id: &str) -> PathBuf {
@@ -252,9 +244,15 @@ async fn run_checks(
     cancel: &CancellationToken,
 ) -> Result<Vec<String>> {
     let mut red = Vec::new();
+    // The checks come from the agent's plan and run the agent's code: with an agent user they
+    // run as that user, never as root.
+    give_to_agent(sh, line_id, worktree)?;
     for c in checks {
         let mut spec = Spec::shell(&c.cmd, worktree);
         spec.env.extend(sh.command_env(line_id));
+        if let Some(u) = &sh.agent_user {
+            u.apply(&mut spec);
+        }
         let out = exec::run(
             &spec,
             Duration::from_secs(sh.cfg.command_timeout_secs),
@@ -1115,6 +1113,7 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
         &format!("Merge {}: {}", line.branch, line.title),
         list.regression.as_deref(),
         &sh.command_env(&line.id),
+        sh.agent_user.as_ref(),
         Duration::from_secs(sh.cfg.command_timeout_secs),
         cancel,
     )

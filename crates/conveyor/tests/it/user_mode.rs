@@ -71,7 +71,11 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
         &repo,
         &[
             ("a.txt", "a\n"),
-            (".conveyor.toml", "regression = \"test -f a.txt\"\n"),
+            // The gate's and the merge's regression runs run the agent's code: as the user.
+            (
+                ".conveyor.toml",
+                "regression = \"test -f a.txt && test \\\"$(id -u)\\\" != 0\"\n",
+            ),
         ],
     );
     let mock = Mock::start();
@@ -108,7 +112,7 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
         .unwrap();
     let s = line.session_id.clone();
     let plan = json!({"level": "light", "steps": [{"title": "who", "task": "x",
-        "checks": [{"cmd": "test -s uid.txt"}]}]});
+        "checks": [{"cmd": "test -s uid.txt"}, {"cmd": format!("test \"$(id -u)\" = {uid}")}]}]});
     mock.script(
         &s,
         json!({
@@ -177,6 +181,15 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
         git(&repo, &["show", "main:written.txt"]),
         "by the Write tool\n"
     );
+    // The agent reaches its own folders, not the database.
+    let db = std::fs::metadata(tmp.path().join("data/conveyor.db")).unwrap();
+    assert_eq!(
+        db.permissions().mode() & 0o077,
+        0,
+        "conveyor.db is open to others"
+    );
+    let line_dir = std::fs::metadata(tmp.path().join("data/lines").join(&line.id)).unwrap();
+    assert_eq!(std::os::unix::fs::MetadataExt::uid(&line_dir), uid);
     handle.stop().await;
 }
 
