@@ -233,7 +233,7 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
                 "agent runs as a non-root user (HOME from /etc/passwd; the line's worktree and folder are given to it)"
             );
             // The agent must reach its worktree and its line folder, not the database.
-            for d in ["", "lines", "worktrees"] {
+            for d in ["", "lines", "worktrees", "scratch"] {
                 let p = cfg.data_dir.join(d);
                 crate::exec::make_traversable(&p)?;
             }
