@@ -43,6 +43,17 @@ impl ClientError {
     }
 }
 
+/// One page of `GET /api/lines`.
+#[derive(Debug, Clone)]
+pub struct LinesPage {
+    /// The lines of this page.
+    pub lines: Vec<Line>,
+    /// How many lines match the filters over all pages (`X-Total-Count`).
+    pub total: u64,
+    /// The offset of the next page (`X-Next-Offset`); `None` on the last page.
+    pub next_offset: Option<u64>,
+}
+
 /// A client bound to one daemon.
 #[derive(Debug, Clone)]
 pub struct Client {
@@ -75,7 +86,10 @@ impl Client {
         &self,
         r: reqwest::RequestBuilder,
     ) -> Result<T, ClientError> {
-        let resp = r.send().await?;
+        Self::decode(r.send().await?).await
+    }
+
+    async fn decode<T: DeserializeOwned>(resp: reqwest::Response) -> Result<T, ClientError> {
         let status = resp.status();
         let url = resp.url().to_string();
         let bytes = resp.bytes().await?;
@@ -132,7 +146,9 @@ impl Client {
         self.post("/api/projects", p).await
     }
 
-    /// `GET /api/lines?state=&project=`.
+    /// `GET /api/lines?state=&project=`: every matching line. The daemon pages the list
+    /// (`limit`, at most 1000 a page); this follows the pages (`X-Next-Offset`) to the end, and
+    /// keeps a line met twice (its priority changed between two pages) once.
     ///
     /// # Errors
     /// As [`Client::health`].
@@ -141,6 +157,36 @@ impl Client {
         state: Option<LineState>,
         project: Option<&str>,
     ) -> Result<Vec<Line>, ClientError> {
+        let mut all: Vec<Line> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut offset = 0;
+        loop {
+            let page = self.lines_page(state, project, None, offset).await?;
+            for l in page.lines {
+                if seen.insert(l.id.clone()) {
+                    all.push(l);
+                }
+            }
+            match page.next_offset {
+                Some(n) if n > offset => offset = n,
+                _ => break,
+            }
+        }
+        Ok(all)
+    }
+
+    /// One page of `GET /api/lines` (`limit` defaults to the daemon's 200), with the total
+    /// count and the next page's offset from the response headers.
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn lines_page(
+        &self,
+        state: Option<LineState>,
+        project: Option<&str>,
+        limit: Option<u32>,
+        offset: u64,
+    ) -> Result<LinesPage, ClientError> {
         let mut q = Vec::new();
         if let Some(s) = state {
             q.push(("state", s.as_str().to_string()));
@@ -148,8 +194,31 @@ impl Client {
         if let Some(p) = project {
             q.push(("project", p.to_string()));
         }
-        self.send(self.req(reqwest::Method::GET, "/api/lines").query(&q))
-            .await
+        if let Some(l) = limit {
+            q.push(("limit", l.to_string()));
+        }
+        if offset > 0 {
+            q.push(("offset", offset.to_string()));
+        }
+        let resp = self
+            .req(reqwest::Method::GET, "/api/lines")
+            .query(&q)
+            .send()
+            .await?;
+        let header = |name: &str| -> Option<u64> {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse().ok())
+        };
+        let total = header("x-total-count");
+        let next_offset = header("x-next-offset");
+        let lines: Vec<Line> = Self::decode(resp).await?;
+        Ok(LinesPage {
+            total: total.unwrap_or(lines.len() as u64),
+            next_offset,
+            lines,
+        })
     }
 
     /// `POST /api/lines`.

@@ -8,7 +8,7 @@
 mod client;
 mod types;
 
-pub use client::{Client, ClientError, EventStream};
+pub use client::{Client, ClientError, EventStream, LinesPage};
 pub use types::*;
 
 /// The whole generated TypeScript file: every wire type, in dependency order.

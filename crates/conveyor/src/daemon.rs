@@ -41,8 +41,8 @@ pub struct Shared {
     pub list_cache: Mutex<HashMap<String, CachedList>>,
     /// One `GET /api/lines` recomputation at a time; the others wait and take its answer.
     pub list_refresh: tokio::sync::Mutex<()>,
-    /// The uid/gid the agent runs as, when the root mode says so.
-    pub agent_user: Option<(u32, u32)>,
+    /// The user the agent runs as, when the root mode says so.
+    pub agent_user: Option<crate::exec::AgentUser>,
     pub root_mode: RootMode,
 }
 
@@ -156,6 +156,10 @@ pub struct CachedList {
     pub generation: u64,
     pub made: std::time::Instant,
     pub body: axum::body::Bytes,
+    /// How many lines the page holds.
+    pub shown: i64,
+    /// How many lines match the filters, over all pages (`X-Total-Count`).
+    pub total: i64,
 }
 
 /// How long a cached list answer may live without an event.
@@ -219,7 +223,40 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
             "agent runs as this user with IS_SANDBOX=1 (the CLI's root guard is lifted; the machine is the sandbox)"
         ),
         RootMode::User(u) => {
-            tracing::info!(user = %u, permission_mode = %cfg.permission_mode, "agent runs as a non-root user")
+            let au = agent_user.as_ref().expect("looked up above");
+            tracing::info!(
+                user = %u,
+                uid = au.uid,
+                gid = au.gid,
+                home = %au.home.display(),
+                permission_mode = %cfg.permission_mode,
+                "agent runs as a non-root user (HOME from /etc/passwd; the line's worktree and folder are given to it)"
+            );
+            // The agent must reach its worktree and its line folder, not the database.
+            for d in ["", "lines", "worktrees", "scratch"] {
+                let p = cfg.data_dir.join(d);
+                crate::exec::make_traversable(&p)?;
+            }
+            #[cfg(unix)]
+            for f in ["conveyor.db", "conveyor.db-wal", "conveyor.db-shm"] {
+                use std::os::unix::fs::PermissionsExt;
+                let p = cfg.data_dir.join(f);
+                if p.exists() {
+                    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600))
+                        .map_err(|e| Error::io(&p, e))?;
+                }
+            }
+            if let Ok(abs) = std::fs::canonicalize(&cfg.data_dir) {
+                for a in abs.ancestors().skip(1) {
+                    if !crate::exec::others_can_traverse(a) {
+                        tracing::warn!(
+                            folder = %a.display(),
+                            user = %u,
+                            "a folder above data_dir cannot be traversed by other users: the agent will not reach its worktree"
+                        );
+                    }
+                }
+            }
         }
         RootMode::None => tracing::info!(
             root = crate::exec::is_root(),

@@ -219,13 +219,127 @@ pub fn is_root() -> bool {
     }
 }
 
-/// uid and gid of a user from `/etc/passwd`.
-pub fn lookup_user(name: &str) -> Option<(u32, u32)> {
+/// Whether users other than the owner may pass through `dir` (`o+x`).
+pub fn others_can_traverse(dir: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 != 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        true
+    }
+}
+
+/// A user the agent runs as (`root_mode = { user = "…" }`), from `/etc/passwd`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentUser {
+    pub name: String,
+    pub uid: u32,
+    pub gid: u32,
+    /// The home folder (the CLI keeps its transcripts under `$HOME/.claude`).
+    pub home: PathBuf,
+}
+
+/// A user's uid, gid and home from `/etc/passwd`.
+pub fn lookup_user(name: &str) -> Option<AgentUser> {
     let text = std::fs::read_to_string("/etc/passwd").ok()?;
     text.lines().find_map(|l| {
         let f: Vec<&str> = l.split(':').collect();
-        (f.len() > 3 && f[0] == name).then(|| Some((f[2].parse().ok()?, f[3].parse().ok()?)))?
+        if f.len() < 6 || f[0] != name {
+            return None;
+        }
+        Some(AgentUser {
+            name: name.to_string(),
+            uid: f[2].parse().ok()?,
+            gid: f[3].parse().ok()?,
+            home: PathBuf::from(f[5]),
+        })
     })
+}
+
+/// Gives `path` and everything under it to `uid:gid` (symbolic links themselves, never their
+/// targets), so that an agent running as that user can write what the daemon created as root.
+///
+/// # Errors
+/// [`Error::Io`] on the first entry that cannot be changed.
+pub fn chown_tree(path: &Path, uid: u32, gid: u32) -> Result<()> {
+    #[cfg(unix)]
+    {
+        let meta = match std::fs::symlink_metadata(path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(Error::io(path, e)),
+        };
+        std::os::unix::fs::lchown(path, Some(uid), Some(gid)).map_err(|e| Error::io(path, e))?;
+        if meta.is_dir() {
+            for e in std::fs::read_dir(path).map_err(|e| Error::io(path, e))? {
+                let e = e.map_err(|e| Error::io(path, e))?;
+                chown_tree(&e.path(), uid, gid)?;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (path, uid, gid);
+    Ok(())
+}
+
+/// Gives a git worktree to `uid:gid`: its files and its git folder (`gitdir:` of its `.git`
+/// file: index, HEAD), so that user's git works in it.
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn chown_worktree(worktree: &Path, uid: u32, gid: u32) -> Result<()> {
+    chown_tree(worktree, uid, gid)?;
+    if let Ok(text) = std::fs::read_to_string(worktree.join(".git"))
+        && let Some(gitdir) = text.trim().strip_prefix("gitdir:")
+    {
+        chown_tree(Path::new(gitdir.trim()), uid, gid)?;
+    }
+    Ok(())
+}
+
+impl AgentUser {
+    /// Makes `spec` run as this user: uid, gid, and `HOME`, `USER`, `LOGNAME` (unless already
+    /// set), and git's ownership check relaxed for the daemon's worktrees.
+    pub fn apply(&self, spec: &mut Spec) {
+        spec.user = Some((self.uid, self.gid));
+        spec.env
+            .entry("HOME".into())
+            .or_insert_with(|| self.home.to_string_lossy().into_owned());
+        spec.env.insert("USER".into(), self.name.clone());
+        spec.env.insert("LOGNAME".into(), self.name.clone());
+        if !spec.env.contains_key("GIT_CONFIG_COUNT") {
+            spec.env.insert("GIT_CONFIG_COUNT".into(), "1".into());
+            spec.env
+                .insert("GIT_CONFIG_KEY_0".into(), "safe.directory".into());
+            spec.env.insert("GIT_CONFIG_VALUE_0".into(), "*".into());
+        }
+    }
+}
+
+/// Lets other users pass through `dir` (adds `o+x`, and `g+x`), without listing it.
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn make_traversable(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(dir)
+            .map_err(|e| Error::io(dir, e))?
+            .permissions()
+            .mode();
+        if mode & 0o011 != 0o011 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode | 0o011))
+                .map_err(|e| Error::io(dir, e))?;
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+    Ok(())
 }
 
 /// The process groups whose members carry `KEY=VALUE` in their environment (Linux `/proc`).

@@ -65,7 +65,10 @@ pub async fn git(dir: &Path, args: &[&str]) -> Result<String> {
 }
 
 async fn git_raw(dir: &Path, args: &[&str]) -> Result<exec::Output> {
+    // The daemon's git runs on worktrees an agent user may own (`root_mode = { user = … }`):
+    // git's ownership check ("dubious ownership") must not stop it.
     let spec = Spec::new("git", dir)
+        .args(["-c", "safe.directory=*"])
         .args(args.iter().copied())
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("LC_ALL", "C");
@@ -319,6 +322,7 @@ pub async fn merge_into_main(
     message: &str,
     regression: Option<&str>,
     env: &std::collections::BTreeMap<String, String>,
+    user: Option<&exec::AgentUser>,
     timeout: Duration,
     cancel: &CancellationToken,
 ) -> Result<MergeOutcome> {
@@ -364,6 +368,11 @@ pub async fn merge_into_main(
         if let Some(cmd) = regression {
             let mut spec = Spec::shell(cmd, scratch);
             spec.env.extend(env.clone());
+            // The merged code is the agent's: with an agent user it runs as that user.
+            if let Some(u) = user {
+                exec::chown_worktree(scratch, u.uid, u.gid)?;
+                u.apply(&mut spec);
+            }
             let out = exec::run(&spec, timeout, cancel).await?;
             if out.code != Some(0) {
                 drop_scratch(locks, repo, scratch).await;
@@ -511,6 +520,7 @@ mod tests {
             "merge line/x",
             Some("test -f b.txt"),
             &Default::default(),
+            None,
             Duration::from_secs(30),
             &CancellationToken::new(),
         )
@@ -547,6 +557,7 @@ mod tests {
             "m",
             Some("echo nope; exit 1"),
             &Default::default(),
+            None,
             Duration::from_secs(30),
             &CancellationToken::new(),
         )

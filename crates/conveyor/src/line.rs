@@ -177,6 +177,17 @@ async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
     Ok(sh.store.line(&line.id).await?.expect("line exists"))
 }
 
+/// With `root_mode = { user = … }`: gives the line's folder (plan, journal, hook scripts and
+/// state), its worktree and the worktree's git folder (index, HEAD) to the agent's user. Run
+/// before every agent run: the daemon's own resets, checks and hooks write files as root.
+fn give_to_agent(sh: &Shared, line_id: &str, worktree: &Path) -> Result<()> {
+    let Some(u) = &sh.agent_user else {
+        return Ok(());
+    };
+    exec::chown_tree(&sh.line_dir(line_id), u.uid, u.gid)?;
+    exec::chown_worktree(worktree, u.uid, u.gid)
+}
+
 fn journal_path(sh: &Shared, line_id: &str) -> PathBuf {
     sh.line_dir(line_id).join("journal.jsonl")
 }
@@ -233,9 +244,15 @@ async fn run_checks(
     cancel: &CancellationToken,
 ) -> Result<Vec<String>> {
     let mut red = Vec::new();
+    // The checks come from the agent's plan and run the agent's code: with an agent user they
+    // run as that user, never as root.
+    give_to_agent(sh, line_id, worktree)?;
     for c in checks {
         let mut spec = Spec::shell(&c.cmd, worktree);
         spec.env.extend(sh.command_env(line_id));
+        if let Some(u) = &sh.agent_user {
+            u.apply(&mut spec);
+        }
         let out = exec::run(
             &spec,
             Duration::from_secs(sh.cfg.command_timeout_secs),
@@ -263,6 +280,21 @@ fn agent_env(
     let mut env = sh.cfg.agent_env.clone();
     if sh.root_mode == RootMode::Sandbox {
         env.insert("IS_SANDBOX".into(), "1".into());
+    }
+    if let Some(u) = &sh.agent_user {
+        // The user's own home (the CLI keeps its transcripts under `$HOME/.claude`), unless the
+        // config's `agent_env` names one explicitly.
+        env.entry("HOME".into())
+            .or_insert_with(|| u.home.to_string_lossy().into_owned());
+        env.insert("USER".into(), u.name.clone());
+        env.insert("LOGNAME".into(), u.name.clone());
+        // The worktree's git folder lives in the project's repository, owned by the daemon's
+        // user: let the agent's own git calls through git's ownership check.
+        if !env.contains_key("GIT_CONFIG_COUNT") {
+            env.insert("GIT_CONFIG_COUNT".into(), "1".into());
+            env.insert("GIT_CONFIG_KEY_0".into(), "safe.directory".into());
+            env.insert("GIT_CONFIG_VALUE_0".into(), "*".into());
+        }
     }
     env.insert(
         "CONVEYOR_JOURNAL".into(),
@@ -387,11 +419,12 @@ async fn run_step(
             add_dir: (!bypass).then(|| sh.line_dir(&line.id)),
             model: sh.cfg.model.clone(),
             env: agent_env(sh, line, step),
-            user: sh.agent_user,
+            user: sh.agent_user.as_ref().map(|u| (u.uid, u.gid)),
             inherit_env: sh.cfg.agent_env_inherit,
             log,
             timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
         };
+        give_to_agent(sh, &line.id, &worktree)?;
         tracing::info!(line = %line.id, step = step.n, attempt, resume, "step starts");
         let pool = sh.store.pool.clone();
         let line_id = line.id.clone();
@@ -1080,6 +1113,7 @@ async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Resul
         &format!("Merge {}: {}", line.branch, line.title),
         list.regression.as_deref(),
         &sh.command_env(&line.id),
+        sh.agent_user.as_ref(),
         Duration::from_secs(sh.cfg.command_timeout_secs),
         cancel,
     )

@@ -358,7 +358,8 @@ impl Store {
         Ok(())
     }
 
-    /// Lines filtered by state and project, highest priority first.
+    /// Lines filtered by state and project, highest priority first (then oldest, then id: a
+    /// total order, so pages do not overlap).
     pub async fn lines(
         &self,
         state: Option<&str>,
@@ -368,13 +369,24 @@ impl Store {
     ) -> Result<Vec<LineRow>> {
         Ok(sqlx::query_as(
             "SELECT * FROM lines WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR project_id = ?2)
-             ORDER BY priority DESC, created_at ASC LIMIT ?3 OFFSET ?4",
+             ORDER BY priority DESC, created_at ASC, id ASC LIMIT ?3 OFFSET ?4",
         )
         .bind(state)
         .bind(project)
         .bind(limit)
         .bind(offset)
         .fetch_all(&self.pool)
+        .await?)
+    }
+
+    /// How many lines [`Store::lines`] pages through with these filters.
+    pub async fn count_lines(&self, state: Option<&str>, project: Option<&str>) -> Result<i64> {
+        Ok(sqlx::query_scalar(
+            "SELECT COUNT(*) FROM lines WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR project_id = ?2)",
+        )
+        .bind(state)
+        .bind(project)
+        .fetch_one(&self.pool)
         .await?)
     }
 

@@ -38,16 +38,74 @@ pub struct ListQuery {
     state: Option<String>,
     /// Only lines of this project (id).
     project: Option<String>,
-    /// At most this many (default 200, at most 1000).
+    /// At most this many per page (default 200, at most 1000). The response's `X-Total-Count`
+    /// says how many match in all; `X-Next-Offset` and `Link: <…>; rel="next"` name the next
+    /// page while there is one.
     limit: Option<i64>,
-    /// Skip this many (paging).
+    /// Skip this many (paging; the order is priority, then age, then id).
     offset: Option<i64>,
+}
+
+/// The default page size of `GET /api/lines`.
+pub const LIST_DEFAULT_LIMIT: i64 = 200;
+/// The largest page `GET /api/lines` serves.
+pub const LIST_MAX_LIMIT: i64 = 1000;
+
+/// Percent-encodes a query value (everything but RFC 3986's unreserved characters).
+fn query_escape(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for b in v.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The list answer with its paging headers.
+fn list_response(
+    q: &ListQuery,
+    limit: i64,
+    offset: i64,
+    shown: i64,
+    total: i64,
+    body: axum::body::Bytes,
+) -> Response {
+    let mut headers = axum::http::HeaderMap::new();
+    headers.insert(
+        axum::http::header::CONTENT_TYPE,
+        axum::http::HeaderValue::from_static("application/json"),
+    );
+    headers.insert("x-total-count", total.into());
+    let next = offset + shown;
+    if shown > 0 && next < total {
+        headers.insert("x-next-offset", next.into());
+        let mut url = format!("/api/lines?limit={limit}&offset={next}");
+        if let Some(s) = &q.state {
+            url.push_str(&format!("&state={}", query_escape(s)));
+        }
+        if let Some(p) = &q.project {
+            url.push_str(&format!("&project={}", query_escape(p)));
+        }
+        if let Ok(v) = axum::http::HeaderValue::from_str(&format!("<{url}>; rel=\"next\"")) {
+            headers.insert(axum::http::header::LINK, v);
+        }
+    }
+    (headers, body).into_response()
 }
 
 /// How many journal entries `GET /api/lines/{id}` carries (the newest).
 const JOURNAL_LIMIT: i64 = 500;
 
-#[utoipa::path(get, path = "/api/lines", params(ListQuery), responses((status = 200, body = Vec<Line>)))]
+#[utoipa::path(get, path = "/api/lines", params(ListQuery), responses((status = 200, body = Vec<Line>,
+    description = "One page of lines (`limit`, `offset`); follow `X-Next-Offset` until it is absent to get them all",
+    headers(
+        ("X-Total-Count" = i64, description = "How many lines match the filters, over all pages"),
+        ("X-Next-Offset" = i64, description = "The `offset` of the next page; absent on the last page"),
+        ("Link" = String, description = "`</api/lines?limit=…&offset=…>; rel=\"next\"` while there is a next page"),
+    ))))]
 async fn list(
     State(st): State<AppState>,
     q: Result<Query<ListQuery>, QueryRejection>,
@@ -58,7 +116,10 @@ async fn list(
     {
         return Err(ApiError::bad_request(format!("unknown state {s:?}")));
     }
-    let limit = q.limit.unwrap_or(200).clamp(1, 1000);
+    let limit = q
+        .limit
+        .unwrap_or(LIST_DEFAULT_LIMIT)
+        .clamp(1, LIST_MAX_LIMIT);
     let offset = q.offset.unwrap_or(0).max(0);
     // The list is what a UI polls: answers are cached until the next event (every state change
     // emits one) or for at most LIST_CACHE_TTL.
@@ -69,21 +130,26 @@ async fn list(
             .expect("cache poisoned")
             .get(&key)
             .filter(|c| c.generation == generation && c.made.elapsed() < LIST_CACHE_TTL)
-            .map(|c| c.body.clone())
+            .map(|c| (c.body.clone(), c.shown, c.total))
     };
-    if let Some(body) = cached(&st, st.events.generation()) {
-        return Ok(json_bytes(body));
+    if let Some((body, shown, total)) = cached(&st, st.events.generation()) {
+        return Ok(list_response(&q, limit, offset, shown, total, body));
     }
     // Single flight: whoever waited here takes the answer the one before it made.
     let _flight = st.list_refresh.lock().await;
     let generation = st.events.generation();
-    if let Some(body) = cached(&st, generation) {
-        return Ok(json_bytes(body));
+    if let Some((body, shown, total)) = cached(&st, generation) {
+        return Ok(list_response(&q, limit, offset, shown, total, body));
     }
     let rows = st
         .store
         .lines(q.state.as_deref(), q.project.as_deref(), limit, offset)
         .await?;
+    let total = st
+        .store
+        .count_lines(q.state.as_deref(), q.project.as_deref())
+        .await?;
+    let shown = i64::try_from(rows.len()).unwrap_or(i64::MAX);
     let ids: Vec<String> = rows.iter().map(|l| l.id.clone()).collect();
     let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
     for s in st.store.steps_with_cost_for(&ids).await? {
@@ -106,17 +172,12 @@ async fn list(
             generation,
             made: std::time::Instant::now(),
             body: body.clone(),
+            shown,
+            total,
         },
     );
-    Ok(json_bytes(body))
-}
-
-fn json_bytes(body: axum::body::Bytes) -> Response {
-    (
-        [(axum::http::header::CONTENT_TYPE, "application/json")],
-        body,
-    )
-        .into_response()
+    drop(cache);
+    Ok(list_response(&q, limit, offset, shown, total, body))
 }
 
 #[utoipa::path(post, path = "/api/lines", request_body = NewLine,

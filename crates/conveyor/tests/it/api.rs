@@ -447,3 +447,117 @@ async fn over_a_real_port_with_the_client_and_sse() {
     assert_eq!(c.set_priority(&l.id, 3).await.unwrap().priority, 3);
     api.handle.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
+    let api = api_only().await;
+    let base = format!("http://{}", api.handle.addr);
+    let c = Client::new(&base, Some(TOKEN.into()));
+    let p = c
+        .create_project(&NewProject {
+            name: "many".into(),
+            repo_path: api.repo.display().to_string(),
+            main_branch: None,
+        })
+        .await
+        .unwrap();
+    // More than one default page (200).
+    const N: usize = 230;
+    let mut ids = std::collections::BTreeSet::new();
+    for i in 0..N {
+        let l = c
+            .create_line(&NewLine {
+                project_id: p.id.clone(),
+                title: format!("line {i}"),
+                task: "x".into(),
+                priority: Some(i32::try_from(i % 3).unwrap()),
+            })
+            .await
+            .unwrap();
+        ids.insert(l.id);
+    }
+    // The first page says how many there are and where the next page starts.
+    let http = reqwest::Client::new();
+    let first = http
+        .get(format!("{base}/api/lines?project={}", p.id))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(first.status(), 200);
+    let h = |r: &reqwest::Response, k: &str| {
+        r.headers().get(k).map(|v| v.to_str().unwrap().to_string())
+    };
+    assert_eq!(h(&first, "x-total-count").as_deref(), Some("230"));
+    assert_eq!(h(&first, "x-next-offset").as_deref(), Some("200"));
+    let link = h(&first, "link").expect("a Link header");
+    assert_eq!(
+        link,
+        format!(
+            "</api/lines?limit=200&offset=200&project={}>; rel=\"next\"",
+            p.id
+        )
+    );
+    assert_eq!(first.json::<Vec<Value>>().await.unwrap().len(), 200);
+    // The Link is followable; the last page has no next.
+    let last = http
+        .get(format!("{base}{}", &link[1..link.find('>').unwrap()]))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(h(&last, "x-total-count").as_deref(), Some("230"));
+    assert_eq!(h(&last, "x-next-offset"), None);
+    assert_eq!(h(&last, "link"), None);
+    assert_eq!(last.json::<Vec<Value>>().await.unwrap().len(), 30);
+    // The client follows the pages: every line, once.
+    let all = c.lines(None, Some(&p.id)).await.unwrap();
+    assert_eq!(all.len(), N);
+    let got: std::collections::BTreeSet<String> = all.into_iter().map(|l| l.id).collect();
+    assert_eq!(got, ids);
+    // Small pages, through the client: disjoint, complete, with the total.
+    let mut paged = std::collections::BTreeSet::new();
+    let mut offset = 0;
+    loop {
+        let page = c
+            .lines_page(Some(LineState::Queued), Some(&p.id), Some(7), offset)
+            .await
+            .unwrap();
+        assert_eq!(page.total, N as u64);
+        for l in page.lines {
+            assert!(paged.insert(l.id), "a line on two pages");
+        }
+        match page.next_offset {
+            Some(n) => offset = n,
+            None => break,
+        }
+    }
+    assert_eq!(paged, ids);
+    // A filter that matches nothing: total 0, no next page.
+    let none = c
+        .lines_page(Some(LineState::Accepted), Some(&p.id), None, 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        (none.total, none.lines.len(), none.next_offset),
+        (0, 0, None)
+    );
+    // The OpenAPI document describes the paging.
+    let (_, doc) = call(&api, "GET", "/api/openapi.json", Some(TOKEN), None).await;
+    let get = &doc["paths"]["/api/lines"]["get"];
+    let params: Vec<&str> = get["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(
+        params.contains(&"limit") && params.contains(&"offset"),
+        "{params:?}"
+    );
+    let headers = &get["responses"]["200"]["headers"];
+    for k in ["X-Total-Count", "X-Next-Offset", "Link"] {
+        assert!(headers.get(k).is_some(), "openapi lacks header {k}: {get}");
+    }
+    api.handle.stop().await;
+}

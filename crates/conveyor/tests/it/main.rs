@@ -8,3 +8,4 @@ mod flow;
 mod line_e2e;
 mod support;
 mod usage_limit;
+mod user_mode;
