@@ -33,6 +33,25 @@ fn ensure_user() -> (u32, std::path::PathBuf) {
     (u.uid, u.home)
 }
 
+/// `bin` itself when other users can reach it; otherwise the same file, hard-linked (or
+/// copied) into `dir`, which is opened to them.
+fn reachable_copy(bin: &Path, dir: &Path) -> std::path::PathBuf {
+    let real = std::fs::canonicalize(bin).unwrap();
+    if real
+        .ancestors()
+        .skip(1)
+        .all(conveyor::exec::others_can_traverse)
+    {
+        return real;
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let dest = dir.join("claude");
+    if std::fs::hard_link(&real, &dest).is_err() {
+        std::fs::copy(&real, &dest).unwrap();
+    }
+    dest
+}
+
 /// Fails with a clear message when `p` (or a folder above it) is closed to other users.
 fn assert_open_to_others(p: &Path, bits: u32, what: &str) {
     let real = std::fs::canonicalize(p).unwrap();
@@ -59,7 +78,10 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
          agent runs as it with root_mode = {{ user = {USER:?} }}"
     );
     let (uid, home) = ensure_user();
-    let claude = claude_bin();
+    // A clone under a private folder (/root) hides node_modules from the agent user: hand it
+    // the same binary from a folder it can reach (a hard link, else a copy).
+    let bin_dir = tempfile::tempdir().unwrap();
+    let claude = reachable_copy(&claude_bin(), bin_dir.path());
     assert_open_to_others(&claude, 0o005, "the claude binary");
     assert_open_to_others(Path::new("/usr/bin/env"), 0o005, "env");
 
