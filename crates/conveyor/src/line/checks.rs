@@ -1,0 +1,78 @@
+//! The daemon's own checks: shell commands run in the line's worktree (as the agent's user
+//! when there is one), each compared with its expected exit code. A step's checks after its
+//! run and the gate's regression and checklist both run here.
+
+use std::path::Path;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::Result;
+use crate::config::Check;
+use crate::daemon::Shared;
+use crate::exec::{self, Spec};
+
+use super::give_to_agent;
+
+/// Runs the checks in the worktree; returns the red ones with their output.
+pub(super) async fn run_checks(
+    sh: &Shared,
+    line_id: &str,
+    worktree: &Path,
+    checks: &[Check],
+    cancel: &CancellationToken,
+) -> Result<Vec<String>> {
+    let mut red = Vec::new();
+    // The checks come from the agent's plan and run the agent's code: with an agent user they
+    // run as that user, never as root.
+    give_to_agent(sh, line_id, worktree)?;
+    for c in checks {
+        let mut spec = Spec::shell(&c.cmd, worktree);
+        spec.env.extend(sh.command_env(line_id));
+        if let Some(u) = &sh.agent_user {
+            u.apply(&mut spec);
+        }
+        let out = exec::run(
+            &spec,
+            Duration::from_secs(sh.cfg.command_timeout_secs),
+            cancel,
+        )
+        .await?;
+        if out.code != Some(c.expect_exit) {
+            red.push(format!(
+                "`{}` exited {} (expected {}): {}",
+                c.cmd,
+                out.code.map_or("by a signal".into(), |c| c.to_string()),
+                c.expect_exit,
+                out.tail(1500).trim()
+            ));
+        }
+    }
+    Ok(red)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Checks carry the daemon's marker and their line, so recovery finds them after a crash.
+    #[tokio::test]
+    async fn checks_carry_the_daemon_marker_and_their_line() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = crate::daemon::testing::start(&tmp.path().join("data"), "").await;
+        let sh = d.shared().clone();
+        let check = Check {
+            cmd: format!(
+                "test \"$CONVEYOR_DAEMON\" = '{}' && test \"$CONVEYOR_LINE\" = l1",
+                sh.marker()
+            ),
+            expect_exit: 0,
+        };
+        let red = run_checks(&sh, "l1", tmp.path(), &[check], &CancellationToken::new())
+            .await
+            .unwrap();
+        assert!(red.is_empty(), "{red:?}");
+        drop(sh);
+        d.stop().await;
+    }
+}

@@ -1,0 +1,205 @@
+//! The gate and the merge: the project's regression and checklist (read from fresh main) in
+//! the line's worktree, then the merge into fresh main in a separate worktree with the
+//! regression again; a red gate or merge adds a fixer step, or stops the line after
+//! [`GATE_ROUNDS`] in a row.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use conveyor_api::{Level, LineState, StepKind};
+use tokio_util::sync::CancellationToken;
+
+use crate::Result;
+use crate::config::{Check, Checklist};
+use crate::daemon::Shared;
+use crate::git::{self, MergeOutcome};
+use crate::store::LineRow;
+
+use super::GATE_ROUNDS;
+use super::checks::run_checks;
+
+/// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
+#[derive(Debug, thiserror::Error)]
+#[error("{source} (on {branch})")]
+struct BadChecklist {
+    source: crate::Error,
+    branch: String,
+}
+
+/// The project's checklist from fresh main, with main's commit, the repository and main's name.
+async fn checklist(
+    sh: &Shared,
+    line: &LineRow,
+) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {
+    let project = sh
+        .store
+        .project(&line.project_id)
+        .await?
+        .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
+    let repo = PathBuf::from(&project.repo_path);
+    let main = git::branch_head(&repo, &project.main_branch).await?;
+    let text = git::read_file_at(&repo, &main, ".conveyor.toml").await?;
+    match text.map(|t| Checklist::parse(&t)).transpose() {
+        Ok(c) => Ok(Ok((c.unwrap_or_default(), main, repo, project.main_branch))),
+        Err(source) => Ok(Err(BadChecklist {
+            source,
+            branch: project.main_branch,
+        })),
+    }
+}
+
+/// A red gate or merge: a fixer step with what failed, or Anton after three in a row.
+async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
+    let failures = line.gate_failures + 1;
+    sqlx::query("UPDATE lines SET gate_failures = ? WHERE id = ?")
+        .bind(failures)
+        .bind(&line.id)
+        .execute(&sh.store.pool)
+        .await?;
+    if failures >= GATE_ROUNDS {
+        return sh
+            .set_line_state(
+                &line.id,
+                LineState::NeedsHuman,
+                Some(&format!(
+                    "the gate failed {failures} times in a row; last: {what}"
+                )),
+                None,
+            )
+            .await;
+    }
+    sh.store
+        .add_step(
+            &line.id,
+            StepKind::Fixer,
+            "fix what the gate found",
+            &format!("The line's gate failed. Make it pass:\n{what}"),
+            &[],
+        )
+        .await?;
+    sh.set_line_state(&line.id, LineState::Fixing, Some(what), None)
+        .await
+}
+
+/// All steps done: the regression command and the checklist (from fresh main) in the worktree.
+pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
+    sh.set_line_state(&line.id, LineState::Gate, None, None)
+        .await?;
+    let (list, main, repo, _) = match checklist(sh, line).await? {
+        Ok(c) => c,
+        Err(e) => {
+            return sh
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
+                .await;
+        }
+    };
+    let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
+    // The level is raised mechanically by what the diff touches.
+    let head = git::git(&worktree, &["rev-parse", "HEAD"])
+        .await?
+        .trim()
+        .to_string();
+    let touched = git::changed_paths(&repo, &main, &head)
+        .await
+        .unwrap_or_default();
+    let mut full = touched.iter().any(|p| p == ".conveyor.toml");
+    if !list.full_level_paths.is_empty() {
+        let mut b = globset::GlobSetBuilder::new();
+        for g in &list.full_level_paths {
+            if let Ok(g) = globset::Glob::new(g) {
+                b.add(g);
+            }
+        }
+        if let Ok(set) = b.build() {
+            full |= touched.iter().any(|p| set.is_match(p));
+        }
+    }
+    if full && line.level.as_deref() != Some(Level::Full.as_str()) {
+        sqlx::query("UPDATE lines SET level = 'full' WHERE id = ?")
+            .bind(&line.id)
+            .execute(&sh.store.pool)
+            .await?;
+    }
+    let mut checks: Vec<Check> = Vec::new();
+    if let Some(r) = &list.regression {
+        checks.push(Check {
+            cmd: r.clone(),
+            expect_exit: 0,
+        });
+    }
+    checks.extend(list.checklist.iter().cloned());
+    let red = run_checks(sh, &line.id, &worktree, &checks, cancel).await?;
+    if cancel.is_cancelled() {
+        return Ok(());
+    }
+    if !red.is_empty() {
+        return gate_failed(
+            sh,
+            line,
+            &format!("gate red in the worktree:\n{}", red.join("\n")),
+        )
+        .await;
+    }
+    sh.set_line_state(&line.id, LineState::Merging, None, None)
+        .await?;
+    let fresh = sh.store.line(&line.id).await?.expect("line exists");
+    merge(sh, &fresh, cancel).await
+}
+
+/// Merge into fresh main in a separate worktree, regression after the merge, then main moves.
+pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
+    let (list, _, repo, main_branch) = match checklist(sh, line).await? {
+        Ok(c) => c,
+        Err(e) => {
+            return sh
+                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
+                .await;
+        }
+    };
+    let scratch = sh.cfg.data_dir.join("scratch").join(&line.id);
+    let out = git::merge_into_main(
+        &sh.locks,
+        &repo,
+        &main_branch,
+        &line.branch,
+        &scratch,
+        &sh.identity(),
+        &format!("Merge {}: {}", line.branch, line.title),
+        list.regression.as_deref(),
+        &sh.command_env(&line.id),
+        sh.agent_user.as_ref(),
+        Duration::from_secs(sh.cfg.command_timeout_secs),
+        cancel,
+    )
+    .await?;
+    if cancel.is_cancelled() {
+        return Ok(());
+    }
+    match out {
+        MergeOutcome::Merged { .. } | MergeOutcome::AlreadyMerged => {
+            sqlx::query("UPDATE lines SET gate_failures = 0 WHERE id = ?")
+                .bind(&line.id)
+                .execute(&sh.store.pool)
+                .await?;
+            // Deploy, health-check and rollback come in their own issue: no deploy → skip it.
+            sh.set_line_state(&line.id, LineState::AwaitingAcceptance, None, None)
+                .await
+        }
+        MergeOutcome::Conflict { files } => {
+            gate_failed(
+                sh,
+                line,
+                &format!(
+                    "merging {} into fresh {main_branch} conflicts in: {files}. Merge {main_branch} into the line's branch and resolve the conflicts.",
+                    line.branch
+                ),
+            )
+            .await
+        }
+        MergeOutcome::Red { output } => gate_failed(sh, line, &output).await,
+        MergeOutcome::DirtyCheckout { detail } => {
+            sh.set_line_state(&line.id, LineState::Blocked, Some(&detail), None)
+                .await
+        }
+    }
+}

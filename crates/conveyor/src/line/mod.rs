@@ -1,0 +1,245 @@
+//! The flow of a line: one call of [`advance`] does one thing (runs the next step, or the gate,
+//! or the merge) and returns, so the scheduler decides again between any two steps.
+//!
+//! queued → planning (the planner writes `$CONVEYOR_PLAN`; its steps become executor steps) →
+//! running (each executor step resumed in the same session; a checkpoint commit after each
+//! success; a reset to the checkpoint after each failure) → gate (the project's regression and
+//! checklist, read from fresh main, in the worktree) → merging (into fresh main in a separate
+//! worktree, regression again, compare-and-swap of main) → awaiting_acceptance. A red gate or
+//! merge adds a fixer step (`fixing`); three in a row and the line needs Anton.
+
+mod checks;
+mod finish;
+mod gate;
+mod step;
+
+use std::path::{Path, PathBuf};
+
+use conveyor_api::{EventKind, LineState, StepKind, StepState};
+use tokio_util::sync::CancellationToken;
+
+use crate::daemon::Shared;
+use crate::events::EventBody;
+use crate::exec;
+use crate::git;
+use crate::store::{LineRow, StepRow, now_ms};
+use crate::{Result, journal};
+
+use gate::{gate, merge};
+use step::run_step;
+
+/// Runs of one step attempt that may switch between `--session-id` and `--resume`.
+pub const SESSION_TRIES: usize = 3;
+
+/// Gate failures in a row before a line needs Anton.
+pub const GATE_ROUNDS: i64 = 3;
+
+/// What a line needs next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Run this step (the budget is asked first).
+    Step {
+        kind: StepKind,
+    },
+    Gate,
+    Merge,
+    Nothing,
+}
+
+/// States in which the daemon (not Anton) moves the line on.
+pub const ACTIVE: [LineState; 7] = [
+    LineState::Queued,
+    LineState::Planning,
+    LineState::Running,
+    LineState::Fixing,
+    LineState::Gate,
+    LineState::Merging,
+    LineState::WaitingBudget,
+];
+
+/// States in which a line holds its project (one line per project at a time).
+pub const HOLDING: [LineState; 8] = [
+    LineState::Planning,
+    LineState::Running,
+    LineState::WaitingBudget,
+    LineState::WaitingAnswer,
+    LineState::Gate,
+    LineState::Fixing,
+    LineState::Merging,
+    LineState::Deploying,
+];
+
+fn next_step(steps: &[StepRow]) -> Option<&StepRow> {
+    steps
+        .iter()
+        .find(|s| matches!(s.state(), StepState::Pending | StepState::Interrupted))
+}
+
+/// What the line needs next.
+///
+/// # Errors
+/// Database errors.
+pub async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
+    Ok(match line.state() {
+        LineState::Gate => Action::Gate,
+        LineState::Merging => Action::Merge,
+        s if ACTIVE.contains(&s) => {
+            let steps = sh.store.steps(&line.id).await?;
+            if steps.is_empty() {
+                Action::Step {
+                    kind: StepKind::Planner,
+                }
+            } else if let Some(s) = next_step(&steps) {
+                Action::Step { kind: s.kind() }
+            } else if steps.iter().any(|s| s.state() == StepState::Failed) {
+                Action::Nothing
+            } else {
+                Action::Gate
+            }
+        }
+        _ => Action::Nothing,
+    })
+}
+
+/// Does the line's next thing.
+///
+/// # Errors
+/// Database errors; everything else ends in a line state with a reason.
+pub async fn advance(
+    sh: &Shared,
+    line_id: &str,
+    estimate: f64,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let Some(line) = sh.store.line(line_id).await? else {
+        return Ok(());
+    };
+    let action = next_action(sh, &line).await?;
+    if action == Action::Nothing {
+        return Ok(());
+    }
+    let line = match ensure_worktree(sh, &line).await {
+        Ok(l) => l,
+        Err(e) => {
+            sh.set_line_state(
+                line_id,
+                LineState::Blocked,
+                Some(&format!("cannot make the line's worktree: {e}")),
+                None,
+            )
+            .await?;
+            return Ok(());
+        }
+    };
+    match action {
+        Action::Step { .. } => {
+            let mut steps = sh.store.steps(line_id).await?;
+            if steps.is_empty() {
+                sh.store
+                    .add_step(line_id, StepKind::Planner, "plan", &line.task, &[])
+                    .await?;
+                steps = sh.store.steps(line_id).await?;
+            }
+            if let Some(step) = next_step(&steps).cloned() {
+                run_step(sh, &line, &step, estimate, cancel).await?;
+            }
+        }
+        Action::Gate => gate(sh, &line, cancel).await?,
+        Action::Merge => merge(sh, &line, cancel).await?,
+        Action::Nothing => {}
+    }
+    Ok(())
+}
+
+/// Makes the branch `line/<id>` and its worktree from the project's fresh main (once).
+async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
+    let path = sh.worktree_path(&line.id);
+    if line.worktree.is_some() && path.join(".git").exists() {
+        return Ok(line.clone());
+    }
+    let project = sh
+        .store
+        .project(&line.project_id)
+        .await?
+        .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
+    let repo = PathBuf::from(&project.repo_path);
+    let base = git::branch_head(&repo, &project.main_branch).await?;
+    git::add_worktree(&sh.locks, &repo, &path, &line.branch, &base).await?;
+    let head = git::git(&path, &["rev-parse", "HEAD"])
+        .await?
+        .trim()
+        .to_string();
+    let checkpoint = line.checkpoint.clone().unwrap_or(head);
+    sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ?, updated_at = ? WHERE id = ?")
+        .bind(path.to_string_lossy().into_owned())
+        .bind(&checkpoint)
+        .bind(now_ms())
+        .bind(&line.id)
+        .execute(&sh.store.pool)
+        .await?;
+    std::fs::create_dir_all(sh.line_dir(&line.id))
+        .map_err(|e| crate::Error::io(sh.line_dir(&line.id), e))?;
+    Ok(sh.store.line(&line.id).await?.expect("line exists"))
+}
+
+/// With `root_mode = { user = … }`: gives the line's folder (plan, journal, hook scripts and
+/// state), its worktree and the worktree's git folder (index, HEAD) to the agent's user. Run
+/// before every agent run: the daemon's own resets, checks and hooks write files as root.
+fn give_to_agent(sh: &Shared, line_id: &str, worktree: &Path) -> Result<()> {
+    let Some(u) = &sh.agent_user else {
+        return Ok(());
+    };
+    exec::chown_tree(&sh.line_dir(line_id), u.uid, u.gid)?;
+    exec::chown_worktree(worktree, u.uid, u.gid)
+}
+
+fn journal_path(sh: &Shared, line_id: &str) -> PathBuf {
+    sh.line_dir(line_id).join("journal.jsonl")
+}
+
+fn plan_path(sh: &Shared, line_id: &str) -> PathBuf {
+    sh.line_dir(line_id).join("plan.json")
+}
+
+/// Ingests the line's journal and tells the subscribers about new entries.
+///
+/// # Errors
+/// Database or file errors.
+pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -> Result<()> {
+    let got = journal::ingest(
+        &sh.store.pool,
+        line_id,
+        step_id,
+        &journal_path(sh, line_id),
+        true,
+    )
+    .await?;
+    if got.entries > 0 {
+        sh.events.emit(
+            EventKind::Journal,
+            EventBody {
+                line_id: Some(line_id.into()),
+                detail: Some(format!(
+                    "{} entries ({} malformed, {} questions)",
+                    got.entries, got.malformed, got.questions
+                )),
+                ..EventBody::default()
+            },
+        );
+        if got.questions > 0 {
+            sh.events.emit(
+                EventKind::Question,
+                EventBody {
+                    line_id: Some(line_id.into()),
+                    detail: Some(format!("{} new questions", got.questions)),
+                    ..EventBody::default()
+                },
+            );
+        }
+    }
+    Ok(())
+}
+
+async fn is_cancelled(sh: &Shared, line_id: &str) -> Result<bool> {
+    Ok(sh.store.line(line_id).await?.map(|l| l.state()) == Some(LineState::Cancelled))
+}
