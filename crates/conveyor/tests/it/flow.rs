@@ -272,7 +272,7 @@ async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_sessio
 /// lose a conversation it had not saved yet): `--resume` finds nothing, and as the session had
 /// started, starting it again would silently lose its context. The line needs Anton, and
 /// nothing is sent under the line's session after the restart. (The `--session-id` fallback is
-/// only for a session no run ever started: `line::tests`, with a scripted CLI.)
+/// only for a session no run ever started: `line::step::tests`, with a scripted CLI.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_step_whose_started_session_was_lost_stops_the_line_for_anton() {
     let r = stop_and_start_during_the_planner(0, true).await;
