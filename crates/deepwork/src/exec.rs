@@ -6,7 +6,7 @@
 //! Windows the process itself is killed).
 
 use std::io::Read;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
@@ -96,11 +96,13 @@ pub(crate) fn run(
             break Ended::Exited(status);
         }
         if cancel.is_cancelled() {
-            kill_tree(&mut child);
+            group.stop();
+            let _ = child.kill();
             break Ended::Cancelled;
         }
         if Instant::now() >= deadline {
-            kill_tree(&mut child);
+            group.stop();
+            let _ = child.kill();
             break Ended::TimedOut;
         }
         thread::sleep(Duration::from_millis(20));
@@ -108,7 +110,8 @@ pub(crate) fn run(
     if !matches!(ended, Ended::Exited(_)) {
         let _ = child.wait();
     }
-    // A grandchild may still hold the pipes open: end the group before reading them.
+    // A grandchild may still hold the pipes open: end the group before reading them (once:
+    // after a timeout or a cancel it is already stopped).
     group.stop();
     let stdout = out_thread.join().unwrap_or_default();
     let stderr = err_thread.join().unwrap_or_default();
@@ -134,11 +137,6 @@ impl Drop for Group {
     fn drop(&mut self) {
         self.stop();
     }
-}
-
-fn kill_tree(child: &mut Child) {
-    kill_group(child.id());
-    let _ = child.kill();
 }
 
 #[cfg(unix)]
