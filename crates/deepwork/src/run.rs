@@ -161,13 +161,26 @@ pub enum RunError {
         /// What failed.
         #[source]
         source: TransportError,
+        /// The steps taken before it, with their requests.
+        steps: Vec<Step>,
     },
     /// Stopped from outside.
     #[error("stopped at step {step}")]
     Cancelled {
         /// The step.
         step: usize,
+        /// The steps taken before it, with their requests.
+        steps: Vec<Step>,
     },
+}
+
+impl RunError {
+    /// The steps that finished before the run stopped, so a caller can keep them.
+    pub fn steps(&self) -> &[Step] {
+        match self {
+            RunError::Transport { steps, .. } | RunError::Cancelled { steps, .. } => steps,
+        }
+    }
 }
 
 /// Everything a run needs besides the question and the transport.
@@ -203,7 +216,7 @@ impl Loop<'_> {
         let mut previous: Option<Vec<Request>> = None;
         for n in 1..=steps_max {
             if cancel.is_cancelled() {
-                return Err(RunError::Cancelled { step: n });
+                return Err(RunError::Cancelled { step: n, steps });
             }
             let sent_chars = message.chars().count();
             on_event(&Event::StepStarted {
@@ -211,12 +224,19 @@ impl Loop<'_> {
                 new: n > 1,
                 sent_chars,
             });
-            let answer = transport
-                .send(n, &message, cancel)
-                .map_err(|source| match source {
-                    TransportError::Cancelled => RunError::Cancelled { step: n },
-                    source => RunError::Transport { step: n, source },
-                })?;
+            let answer = match transport.send(n, &message, cancel) {
+                Ok(a) => a,
+                Err(TransportError::Cancelled) => {
+                    return Err(RunError::Cancelled { step: n, steps });
+                }
+                Err(source) => {
+                    return Err(RunError::Transport {
+                        step: n,
+                        source,
+                        steps,
+                    });
+                }
+            };
             let parsed = protocol::parse(&answer);
             on_event(&Event::AnswerReceived {
                 n,
@@ -452,6 +472,43 @@ mod tests {
         assert_eq!(got, [("a.txt", "new\n"), ("b.txt", "b\n")]);
     }
 
+    /// Answers from a script, then fails like a dead bridge.
+    struct DiesAt(usize);
+
+    impl Transport for DiesAt {
+        fn send(&mut self, n: usize, _m: &str, _c: &Cancel) -> Result<String, TransportError> {
+            if n == self.0 {
+                return Err(TransportError::Failed {
+                    status: "exit status: 3".into(),
+                    stderr: "gone".into(),
+                });
+            }
+            Ok("=== NEED: ask.mjs ===".into())
+        }
+    }
+
+    #[test]
+    fn a_failed_run_hands_back_the_steps_it_finished() {
+        let (_d, sb) = setup();
+        let prompts = Prompts::default();
+        let lp = Loop {
+            sandbox: &sb,
+            prompts: &prompts,
+            limits: Limits::default(),
+        };
+        let ask = Ask {
+            question: "q".into(),
+            files: vec![],
+            steps: 4,
+        };
+        let e = lp
+            .run(&ask, &mut DiesAt(2), &Cancel::new(), &mut |_| {})
+            .unwrap_err();
+        assert!(matches!(e, RunError::Transport { step: 2, .. }), "{e}");
+        assert_eq!(e.steps().len(), 1);
+        assert_eq!(e.steps()[0].requests[0].hits, Some(1));
+    }
+
     #[test]
     fn cancel_before_a_step_stops_the_run() {
         let (_d, sb) = setup();
@@ -473,7 +530,7 @@ mod tests {
             steps: 3,
         };
         let e = lp.run(&ask, &mut t, &cancel, &mut |_| {}).unwrap_err();
-        assert!(matches!(e, RunError::Cancelled { step: 1 }));
+        assert!(matches!(e, RunError::Cancelled { step: 1, ref steps } if steps.is_empty()));
         assert!(t.sent.is_empty());
     }
 }

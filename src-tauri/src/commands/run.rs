@@ -161,9 +161,7 @@ fn run_blocking(
         prompts,
         limits: Limits::default(),
     };
-    let mut steps: Vec<Step> = Vec::new();
     let result = lp.run(ask, transport.as_mut(), cancel, &mut |e| {
-        track_steps(&mut steps, e);
         let _ = on_update.send(RunUpdate::Event { event: e.clone() });
     });
     match result {
@@ -189,31 +187,11 @@ fn run_blocking(
             }
         }
         Err(e) => {
+            let steps = e.steps().to_vec();
             let error = AppError::from(e);
             let _ = tauri::async_runtime::block_on(history.fail(id, &steps, &error.message));
             RunUpdate::Failed { error }
         }
-    }
-}
-
-/// Keeps the steps so far, so a failed run's history still shows them.
-fn track_steps(steps: &mut Vec<Step>, e: &Event) {
-    match e {
-        Event::StepStarted { n, new, sent_chars } => steps.push(Step {
-            n: *n,
-            new: *new,
-            sent_chars: *sent_chars,
-            answer_chars: 0,
-            requests: Vec::new(),
-        }),
-        Event::AnswerReceived {
-            n, answer_chars, ..
-        } => {
-            if let Some(s) = steps.iter_mut().find(|s| s.n == *n) {
-                s.answer_chars = *answer_chars;
-            }
-        }
-        _ => {}
     }
 }
 
