@@ -79,17 +79,68 @@ unvalidated: Array<Question>,
  */
 decided: Array<JournalEntry>, };
 
-export type Budget = { window_secs: number, window_spent_usd: number, threshold_usd: number, 
+export type Budget = { 
 /**
- * Estimates of the steps running now.
+ * Every configured pool, in the order window, weekly, monthly.
  */
-running_estimate_usd: number, estimates: Array<StepEstimate>, weekly_spent_usd: number, weekly_threshold_usd: number | null, 
+pools: Array<BudgetPool>, 
+/**
+ * Estimates of the steps running now (counted against every pool).
+ */
+running_estimate_usd: number, 
+/**
+ * Per step kind: what history says a step costs.
+ */
+kinds: Array<KindStats>, 
+/**
+ * Steps cut by a usage limit or by their `--max-budget-usd` cap.
+ */
+misses: Misses, 
 /**
  * No step starts before this (a usage limit of the account).
  */
 park_until: string | null, last_rate_limit: RateLimit | null, };
 
-export type StepEstimate = { kind: StepKind, usd: number, samples: number, };
+export type PoolKind = "window" | "weekly" | "monthly";
+
+export type BudgetPool = { kind: PoolKind, 
+/**
+ * The pool's span in seconds (the calendar month: its length).
+ */
+span_secs: number, spent_usd: number, threshold_usd: number, 
+/**
+ * When the pool next has room again (the oldest spending leaves a rolling pool, or
+ * the month turns); none when nothing is spent.
+ */
+resets_at: string | null, 
+/**
+ * The server's own utilisation of this pool (0..1), when a `rate_limit_event` said.
+ */
+utilization: number | null, };
+
+export type KindStats = { kind: StepKind, 
+/**
+ * Finished runs counted.
+ */
+count: number, median_usd: number | null, 
+/**
+ * The high quantile (p90) of the finished runs' cost.
+ */
+high_usd: number | null, 
+/**
+ * The estimate the policy uses now for a step of this kind (margin included).
+ */
+estimate_usd: number, };
+
+export type Misses = { total: number, 
+/**
+ * In the last 24 hours.
+ */
+recent: number, 
+/**
+ * Set when misses are frequent ("steps too large: cut them finer").
+ */
+advice: string | null, };
 
 export type RateLimit = { status: string, resets_at: string | null, rate_limit_type: string | null, utilization: number | null, observed_at: string, };
 

@@ -439,14 +439,14 @@ wire! {
 wire! {
     /// `GET /api/budget`.
     pub struct Budget {
-        pub window_secs: u32,
-        pub window_spent_usd: f64,
-        pub threshold_usd: f64,
-        /// Estimates of the steps running now.
+        /// Every configured pool, in the order window, weekly, monthly.
+        pub pools: Vec<BudgetPool>,
+        /// Estimates of the steps running now (counted against every pool).
         pub running_estimate_usd: f64,
-        pub estimates: Vec<StepEstimate>,
-        pub weekly_spent_usd: f64,
-        pub weekly_threshold_usd: Option<f64>,
+        /// Per step kind: what history says a step costs.
+        pub kinds: Vec<KindStats>,
+        /// Steps cut by a usage limit or by their `--max-budget-usd` cap.
+        pub misses: Misses,
         /// No step starts before this (a usage limit of the account).
         pub park_until: Option<String>,
         pub last_rate_limit: Option<RateLimit>,
@@ -454,11 +454,55 @@ wire! {
 }
 
 wire! {
+    /// Which pool.
+    pub enum PoolKind {
+        /// The rolling window (5 hours by default).
+        Window,
+        /// The last 7 days.
+        Weekly,
+        /// The calendar month's credit in USD (`claude -p` on subscription plans).
+        Monthly,
+    }
+}
+
+wire! {
+    /// One budget pool.
+    pub struct BudgetPool {
+        pub kind: PoolKind,
+        /// The pool's span in seconds (the calendar month: its length).
+        pub span_secs: u32,
+        pub spent_usd: f64,
+        pub threshold_usd: f64,
+        /// When the pool next has room again (the oldest spending leaves a rolling pool, or
+        /// the month turns); none when nothing is spent.
+        pub resets_at: Option<String>,
+        /// The server's own utilisation of this pool (0..1), when a `rate_limit_event` said.
+        pub utilization: Option<f64>,
+    }
+}
+
+wire! {
     /// What a step of one kind costs, from history.
-    pub struct StepEstimate {
+    pub struct KindStats {
         pub kind: StepKind,
-        pub usd: f64,
-        pub samples: u32,
+        /// Finished runs counted.
+        pub count: u32,
+        pub median_usd: Option<f64>,
+        /// The high quantile (p90) of the finished runs' cost.
+        pub high_usd: Option<f64>,
+        /// The estimate the policy uses now for a step of this kind (margin included).
+        pub estimate_usd: f64,
+    }
+}
+
+wire! {
+    /// Steps cut by a limit.
+    pub struct Misses {
+        pub total: u32,
+        /// In the last 24 hours.
+        pub recent: u32,
+        /// Set when misses are frequent ("steps too large: cut them finer").
+        pub advice: Option<String>,
     }
 }
 
@@ -528,7 +572,10 @@ pub(crate) fn typescript() -> String {
         Review::decl(),
         ReviewProject::decl(),
         Budget::decl(),
-        StepEstimate::decl(),
+        PoolKind::decl(),
+        BudgetPool::decl(),
+        KindStats::decl(),
+        Misses::decl(),
         RateLimit::decl(),
         EventKind::decl(),
         Event::decl(),
