@@ -49,7 +49,12 @@ export type Step = { id: string, n: number, kind: StepKind, title: string, state
 /**
  * Summed over attempts.
  */
-cost_usd: number, tokens: Tokens, error: string | null, };
+cost_usd: number, tokens: Tokens, error: string | null, 
+/**
+ * Wall time of the step's runs, summed over attempts (a running attempt counts up to
+ * now); none before the first run.
+ */
+duration_ms: number | null, };
 
 export type Tokens = { input: number, output: number, cache_read: number, cache_write: number, };
 
@@ -143,6 +148,30 @@ recent: number,
 advice: string | null, };
 
 export type RateLimit = { status: string, resets_at: string | null, rate_limit_type: string | null, utilization: number | null, observed_at: string, };
+
+export type LineDiff = { 
+/**
+ * The fork point on main; none when the branch is gone (an accepted line).
+ */
+base: string | null, 
+/**
+ * The branch's tip.
+ */
+head: string | null, files: Array<FileDiff>, };
+
+export type FileDiff = { 
+/**
+ * The path after the change (before it, for a deleted file).
+ */
+path: string, 
+/**
+ * `added`, `modified`, `deleted` or `renamed`.
+ */
+change: string, 
+/**
+ * The unified hunks (`@@ … @@` headers and ` `, `+`, `-` lines); empty for binary files.
+ */
+patch: string, binary: boolean, };
 
 export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget";
 

@@ -237,6 +237,14 @@ impl Client {
         self.get(&format!("/api/lines/{id}")).await
     }
 
+    /// `GET /api/lines/{id}/diff`.
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn line_diff(&self, id: &str) -> Result<LineDiff, ClientError> {
+        self.get(&format!("/api/lines/{id}/diff")).await
+    }
+
     /// `PATCH /api/lines/{id}`.
     ///
     /// # Errors

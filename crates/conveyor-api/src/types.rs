@@ -324,6 +324,10 @@ wire! {
         pub cost_usd: f64,
         pub tokens: Tokens,
         pub error: Option<String>,
+        /// Wall time of the step's runs, summed over attempts (a running attempt counts up to
+        /// now); none before the first run.
+        #[ts(type = "number | null")]
+        pub duration_ms: Option<u64>,
     }
 }
 
@@ -518,6 +522,31 @@ wire! {
 }
 
 wire! {
+    /// `GET /api/lines/{id}/diff`: what the line's branch changes, against the main commit it
+    /// forked from (so the diff stays the same after the line is merged).
+    pub struct LineDiff {
+        /// The fork point on main; none when the branch is gone (an accepted line).
+        pub base: Option<String>,
+        /// The branch's tip.
+        pub head: Option<String>,
+        pub files: Vec<FileDiff>,
+    }
+}
+
+wire! {
+    /// One file of a [`LineDiff`].
+    pub struct FileDiff {
+        /// The path after the change (before it, for a deleted file).
+        pub path: String,
+        /// `added`, `modified`, `deleted` or `renamed`.
+        pub change: String,
+        /// The unified hunks (`@@ … @@` headers and ` `, `+`, `-` lines); empty for binary files.
+        pub patch: String,
+        pub binary: bool,
+    }
+}
+
+wire! {
     /// What an event is about.
     pub enum EventKind {
         Project,
@@ -577,6 +606,8 @@ pub(crate) fn typescript() -> String {
         KindStats::decl(),
         Misses::decl(),
         RateLimit::decl(),
+        LineDiff::decl(),
+        FileDiff::decl(),
         EventKind::decl(),
         Event::decl(),
     ];

@@ -142,6 +142,96 @@ pub async fn commits_not_in(repo: &Path, branch: &str, main: &str) -> Result<usi
     .await
 }
 
+/// What `branch` changes against the main commit it forked from: the first commit of the
+/// branch's first-parent history that is also on main's first-parent history. Merges into
+/// main are merge commits, so a merged line still shows its own change. `None` when the
+/// branch does not exist.
+///
+/// # Errors
+/// [`Error::Git`] when the repository cannot be read.
+pub async fn line_diff(
+    repo: &Path,
+    main: &str,
+    branch: &str,
+) -> Result<Option<(String, String, Vec<conveyor_api::FileDiff>)>> {
+    let repo = repo.to_path_buf();
+    let (main, branch) = (main.to_string(), branch.to_string());
+    blocking(move || {
+        let r = git2::Repository::open(&repo).map_err(|e| git_err(&repo, e.message()))?;
+        let Ok(head) = r.refname_to_id(&format!("refs/heads/{branch}")) else {
+            return Ok(None);
+        };
+        let main_id = r
+            .refname_to_id(&format!("refs/heads/{main}"))
+            .map_err(|e| git_err(&repo, format!("branch {main}: {}", e.message())))?;
+        let first_parents = |from: git2::Oid| -> Result<Vec<git2::Oid>> {
+            let mut walk = r.revwalk().map_err(|e| git_err(&repo, e.message()))?;
+            walk.simplify_first_parent()
+                .and_then(|()| walk.push(from))
+                .map_err(|e| git_err(&repo, e.message()))?;
+            walk.map(|o| o.map_err(|e| git_err(&repo, e.message())))
+                .collect()
+        };
+        let on_main: std::collections::HashSet<git2::Oid> =
+            first_parents(main_id)?.into_iter().collect();
+        let base = first_parents(head)?
+            .into_iter()
+            .find(|o| on_main.contains(o))
+            .unwrap_or(head);
+        let tree = |o: git2::Oid| {
+            r.find_commit(o)
+                .and_then(|c| c.tree())
+                .map_err(|e| git_err(&repo, e.message()))
+        };
+        let mut opts = git2::DiffOptions::new();
+        opts.context_lines(3);
+        let mut diff = r
+            .diff_tree_to_tree(Some(&tree(base)?), Some(&tree(head)?), Some(&mut opts))
+            .map_err(|e| git_err(&repo, e.message()))?;
+        diff.find_similar(None)
+            .map_err(|e| git_err(&repo, e.message()))?;
+        let mut files = Vec::new();
+        for i in 0..diff.deltas().len() {
+            let Some(delta) = diff.get_delta(i) else {
+                continue;
+            };
+            let path = delta
+                .new_file()
+                .path()
+                .or_else(|| delta.old_file().path())
+                .map(|p| p.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let change = match delta.status() {
+                git2::Delta::Added => "added",
+                git2::Delta::Deleted => "deleted",
+                git2::Delta::Renamed => "renamed",
+                _ => "modified",
+            };
+            let mut patch_text = String::new();
+            let mut binary = delta.flags().is_binary();
+            if let Ok(Some(mut patch)) = git2::Patch::from_diff(&diff, i) {
+                binary |= patch.delta().flags().is_binary();
+                if !binary {
+                    let buf = patch.to_buf().map_err(|e| git_err(&repo, e.message()))?;
+                    let text = String::from_utf8_lossy(&buf);
+                    // Keep the hunks: drop the `diff --git`, index and ---/+++ header lines.
+                    if let Some(at) = text.find("\n@@") {
+                        patch_text = text[at + 1..].to_string();
+                    }
+                }
+            }
+            files.push(conveyor_api::FileDiff {
+                path,
+                change: change.into(),
+                patch: patch_text,
+                binary,
+            });
+        }
+        Ok(Some((base.to_string(), head.to_string(), files)))
+    })
+    .await
+}
+
 /// Whether `branch` exists in `repo`.
 pub async fn branch_exists(repo: &Path, branch: &str) -> bool {
     branch_head(repo, branch).await.is_ok()

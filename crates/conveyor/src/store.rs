@@ -159,6 +159,7 @@ pub struct StepWithCost {
     pub output_tokens: i64,
     pub cache_read: i64,
     pub cache_write: i64,
+    pub duration_ms: Option<i64>,
 }
 
 impl StepWithCost {
@@ -178,6 +179,7 @@ impl StepWithCost {
                 cache_write: u64::try_from(self.cache_write).unwrap_or(0),
             },
             error: self.error.clone(),
+            duration_ms: self.duration_ms.and_then(|d| u64::try_from(d).ok()),
         }
     }
 }
@@ -188,7 +190,9 @@ const STEP_WITH_COST: &str =
         COALESCE(SUM(r.input_tokens), 0) AS input_tokens,
         COALESCE(SUM(r.output_tokens), 0) AS output_tokens,
         COALESCE(SUM(r.cache_read), 0) AS cache_read,
-        COALESCE(SUM(r.cache_write), 0) AS cache_write
+        COALESCE(SUM(r.cache_write), 0) AS cache_write,
+        SUM(COALESCE(r.finished_at, CAST(strftime('%s', 'now') AS INTEGER) * 1000) - r.started_at)
+            AS duration_ms
     FROM steps s LEFT JOIN runs r ON r.step_id = s.id";
 
 #[derive(Debug, Clone, FromRow)]

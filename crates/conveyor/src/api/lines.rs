@@ -11,8 +11,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{
-    EventKind, Line, LineBudget, LineDetail, LinePatch, LineState, NewLine, Remarks, StepKind,
-    Tokens,
+    EventKind, Line, LineBudget, LineDetail, LineDiff, LinePatch, LineState, NewLine, Remarks,
+    StepKind, Tokens,
 };
 use serde::Deserialize;
 
@@ -26,6 +26,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/api/lines", get(list).post(create))
         .route("/api/lines/{id}", get(one).patch(patch))
+        .route("/api/lines/{id}/diff", get(diff))
         .route("/api/lines/{id}/accept", post(accept))
         .route("/api/lines/{id}/remarks", post(remarks))
         .route("/api/lines/{id}/cancel", post(cancel))
@@ -271,6 +272,37 @@ async fn one(
         line: l.to_api(steps.iter().map(StepWithCost::to_api).collect()),
         journal,
         budget,
+    }))
+}
+
+#[utoipa::path(get, path = "/api/lines/{id}/diff", responses((status = 200, body = LineDiff)))]
+async fn diff(
+    State(st): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Json<LineDiff>, ApiError> {
+    let l = line_or_404(&st, &id).await?;
+    let project = st
+        .store
+        .project(&l.project_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("the line's project is gone"))?;
+    let found = git::line_diff(
+        &PathBuf::from(&project.repo_path),
+        &project.main_branch,
+        &l.branch,
+    )
+    .await?;
+    Ok(Json(match found {
+        Some((base, head, files)) => LineDiff {
+            base: Some(base),
+            head: Some(head),
+            files,
+        },
+        None => LineDiff {
+            base: None,
+            head: None,
+            files: Vec::new(),
+        },
     }))
 }
 

@@ -19,6 +19,7 @@ use super::AppState;
         super::lines::list,
         super::lines::create,
         super::lines::one,
+        super::lines::diff,
         super::lines::patch,
         super::lines::accept,
         super::lines::remarks,

@@ -247,7 +247,13 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
 
     let (s, v) = call(&api, "GET", "/api/budget", Some(TOKEN), None).await;
     assert_eq!(s, StatusCode::OK);
-    assert_eq!(v["window_secs"], 18000);
+    assert_eq!(
+        (
+            v["pools"][0]["kind"].as_str(),
+            v["pools"][0]["span_secs"].as_u64()
+        ),
+        (Some("window"), Some(18000))
+    );
     let (s, v) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
     assert_eq!(
         (s, v["projects"].as_array().map(Vec::len)),

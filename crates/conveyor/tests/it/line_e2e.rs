@@ -93,6 +93,31 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         l.steps
     );
 
+    // Every step ran, so each has a duration.
+    assert!(
+        l.steps.iter().all(|s| s.duration_ms.is_some()),
+        "{:#?}",
+        l.steps
+    );
+    // The branch's diff against the main commit it forked from: its own files, still whole
+    // after the merge into main.
+    let diff = c.line_diff(&line.id).await.unwrap();
+    let mut paths: Vec<&str> = diff.files.iter().map(|f| f.path.as_str()).collect();
+    paths.sort_unstable();
+    assert_eq!(paths, ["hello.txt", "notes.txt"], "{diff:#?}");
+    let hello = diff.files.iter().find(|f| f.path == "hello.txt").unwrap();
+    assert_eq!(hello.change, "added");
+    assert!(
+        hello.patch.starts_with("@@") && hello.patch.contains("+hello world"),
+        "{}",
+        hello.patch
+    );
+    assert!(
+        !hello.patch.contains("hello wrld"),
+        "only the net change: {}",
+        hello.patch
+    );
+
     // The session was the line's, and it was really resumed: each step's first request
     // carries the earlier steps' conversation.
     let reqs = mock.requests(&session).await;
@@ -243,11 +268,14 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         "notes\nmore notes\n"
     );
 
-    // Accept: branch and worktree go.
+    // Accept: branch and worktree go, and with the branch its diff.
+
     let accepted = c.accept(&line.id).await.unwrap();
     assert_eq!(accepted.state, LineState::Accepted);
     assert!(!git(&repo, &["branch", "--list", &l.branch]).contains("line/"));
     assert!(!tmp.path().join("data/worktrees").join(&line.id).exists());
+    let gone = c.line_diff(&line.id).await.unwrap();
+    assert!(gone.base.is_none() && gone.files.is_empty(), "{gone:?}");
     let n = mock.requests(&session).await.len();
     handle.stop().await;
     // After the line ended, nothing more was sent in its session.
