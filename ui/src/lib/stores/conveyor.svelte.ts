@@ -1,0 +1,276 @@
+// State of the conveyor pages (Lines, Review, the budget and the connection badge): what the
+// daemon last said, refreshed when its events arrive (coalesced, so a burst of events costs one
+// round of requests), and the outcome of each action kept under its own key. Nothing here
+// throws at the pages and nothing waits on anything else: a refused accept is a message on its
+// line, not a crash, and the rest of the app goes on.
+import { conveyor as api, IpcError, type ConnectRequest, type ConnectionStatus, type ConnectionView } from '../ipc';
+import type {
+  Answer,
+  Budget,
+  Event,
+  Line,
+  LineDetail,
+  LineDiff,
+  LineState,
+  NewLine,
+  NewProject,
+  Project,
+  Question,
+  Review,
+} from '../generated/conveyor';
+import { noticeFor } from '../notify';
+
+export type GroupKey = 'attention' | 'running' | 'queued' | 'done';
+
+/** The groups of the Lines page in their order, each with its states in order. */
+export const GROUPS: { key: GroupKey; states: LineState[] }[] = [
+  {
+    key: 'attention',
+    states: ['awaiting_acceptance', 'needs_human', 'rolled_back', 'blocked', 'waiting_answer', 'waiting_budget'],
+  },
+  { key: 'running', states: ['planning', 'running', 'gate', 'fixing', 'merging', 'deploying'] },
+  { key: 'queued', states: ['queued'] },
+  { key: 'done', states: ['accepted', 'cancelled'] },
+];
+
+/** States a line can still leave (so it can be cancelled). */
+export const FINISHED: LineState[] = ['accepted', 'cancelled', 'rolled_back'];
+
+export interface LineGroup {
+  key: GroupKey;
+  lines: Line[];
+}
+
+/** Lines in the page's groups (empty groups left out): by state, then priority, then age. */
+export function groupLines(lines: Line[]): LineGroup[] {
+  return GROUPS.map(({ key, states }) => {
+    const rank = (l: Line) => states.indexOf(l.state);
+    const inGroup = lines.filter((l) => states.includes(l.state));
+    inGroup.sort((a, b) =>
+      key === 'done'
+        ? b.updated_at.localeCompare(a.updated_at)
+        : rank(a) - rank(b) || b.priority - a.priority || a.created_at.localeCompare(b.created_at),
+    );
+    return { key, lines: inGroup };
+  }).filter((g) => g.lines.length > 0);
+}
+
+type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail';
+
+/** What each kind of event may have changed. */
+const TOUCHES: Record<Event['kind'], Resource[]> = {
+  project: ['projects', 'review'],
+  line: ['lines', 'detail', 'budget', 'review'],
+  step: ['lines', 'detail', 'budget'],
+  journal: ['detail', 'review'],
+  question: ['review', 'detail'],
+  budget: ['budget', 'lines'],
+};
+
+export function asIpcError(e: unknown): IpcError {
+  return e instanceof IpcError ? e : new IpcError('internal', String(e), null);
+}
+
+/** The error key of an action on a line (accept, remarks, cancel, priority). */
+export const lineKey = (id: string) => `line:${id}`;
+/** The error key of an answer to a question. */
+export const questionKey = (id: string) => `question:${id}`;
+
+export class ConveyorStore {
+  status = $state<ConnectionStatus | null>(null);
+  connection = $state<ConnectionView | null>(null);
+  lines = $state<Line[]>([]);
+  projects = $state<Project[]>([]);
+  review = $state<Review | null>(null);
+  budget = $state<Budget | null>(null);
+  selectedId = $state<string | null>(null);
+  detail = $state<LineDetail | null>(null);
+  diff = $state<LineDiff | null>(null);
+  /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff` (loading),
+   * `line:<id>`, `question:<id>`, `project`, `line-add`, `connect` (actions). */
+  errors = $state<Record<string, IpcError>>({});
+  busy = $state<Record<string, boolean>>({});
+  /** Questions answered from this app, newest last: `/api/review` lists only open ones. */
+  answered = $state<Question[]>([]);
+
+  groups = $derived(groupLines(this.lines));
+  connected = $derived(this.status?.state === 'connected');
+  selected = $derived(this.lines.find((l) => l.id === this.selectedId) ?? null);
+
+  /** How long events are coalesced before the pages are refreshed. */
+  debounceMs = 150;
+  private dirty = new Set<Resource>();
+  private timer: ReturnType<typeof setTimeout> | null = null;
+  private unlisten: (() => void)[] = [];
+  private started = false;
+
+  /** Follows the connection and the daemon's events; loads everything once connected. */
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    try {
+      this.unlisten.push(await api.onStatus((s) => this.setStatus(s)));
+      this.unlisten.push(await api.onEvent((e) => this.onEvent(e)));
+      this.setStatus(await api.status());
+    } catch (e) {
+      this.errors.status = asIpcError(e);
+    }
+  }
+
+  stop(): void {
+    for (const u of this.unlisten.splice(0)) u();
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.started = false;
+  }
+
+  setStatus(s: ConnectionStatus): void {
+    const was = this.status?.state;
+    this.status = s;
+    if (s.state === 'connected' && was !== 'connected') void this.refreshAll();
+  }
+
+  onEvent(e: Event): void {
+    const known = e.line_id ? this.lines.find((l) => l.id === e.line_id) : undefined;
+    const notice = noticeFor(e, known && { title: known.title, state: known.state });
+    if (notice) void api.notify(notice).catch(() => {});
+    // The state is news once: a repeated event (or the refresh) does not notify again.
+    if (known && e.kind === 'line' && e.state) known.state = e.state as LineState;
+    for (const r of TOUCHES[e.kind] ?? []) {
+      if (r !== 'detail' || e.line_id === null || e.line_id === this.selectedId) this.dirty.add(r);
+    }
+    this.schedule();
+  }
+
+  private schedule(): void {
+    if (this.timer) return;
+    this.timer = setTimeout(() => void this.flush(), this.debounceMs);
+  }
+
+  /** Reloads what the events since the last flush may have changed. */
+  async flush(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    const dirty = [...this.dirty];
+    this.dirty.clear();
+    await this.reload(dirty);
+  }
+
+  async refreshAll(): Promise<void> {
+    await this.reload(['lines', 'projects', 'review', 'budget', 'detail']);
+  }
+
+  private async reload(what: Resource[]): Promise<void> {
+    const jobs: Promise<void>[] = [];
+    if (what.includes('lines')) jobs.push(this.loadLines());
+    if (what.includes('projects')) jobs.push(this.loadProjects());
+    if (what.includes('review')) jobs.push(this.loadReview());
+    if (what.includes('budget')) jobs.push(this.loadBudget());
+    if (what.includes('detail') && this.selectedId) jobs.push(this.loadDetail(this.selectedId));
+    await Promise.all(jobs);
+  }
+
+  private async load<T>(key: string, get: () => Promise<T>, set: (v: T) => void): Promise<void> {
+    try {
+      set(await get());
+      delete this.errors[key];
+    } catch (e) {
+      this.errors[key] = asIpcError(e);
+    }
+  }
+
+  loadLines = () => this.load('lines', api.lines, (v) => (this.lines = v));
+  loadProjects = () => this.load('projects', api.projects, (v) => (this.projects = v));
+  loadReview = () => this.load('review', api.review, (v) => (this.review = v));
+  loadBudget = () => this.load('budget', api.budget, (v) => (this.budget = v));
+  loadConnection = () => this.load('connection', api.connection, (v) => (this.connection = v));
+
+  /** The line's detail and its diff; answers for a line no longer selected are dropped. */
+  async loadDetail(id: string): Promise<void> {
+    const current = () => this.selectedId === id;
+    await Promise.all([
+      this.load('detail', () => api.line(id), (d) => current() && (this.detail = d)),
+      this.load('diff', () => api.diff(id), (d) => current() && (this.diff = d)),
+    ]);
+  }
+
+  async select(id: string | null): Promise<void> {
+    if (id === this.selectedId) return;
+    this.selectedId = id;
+    this.detail = null;
+    this.diff = null;
+    delete this.errors.detail;
+    delete this.errors.diff;
+    if (id) await this.loadDetail(id);
+  }
+
+  /** Runs an action under `key`: busy while it runs, its error kept there, never thrown. */
+  private async act<T>(key: string, run: () => Promise<T>): Promise<T | null> {
+    if (this.busy[key]) return null;
+    this.busy[key] = true;
+    delete this.errors[key];
+    try {
+      return await run();
+    } catch (e) {
+      this.errors[key] = asIpcError(e);
+      return null;
+    } finally {
+      this.busy[key] = false;
+    }
+  }
+
+  /** Puts a line the daemon returned in place, then reloads its detail and the lists. */
+  private async applyLine(line: Line | null): Promise<boolean> {
+    if (!line) return false;
+    const i = this.lines.findIndex((l) => l.id === line.id);
+    if (i >= 0) this.lines[i] = line;
+    else this.lines.push(line);
+    if (this.detail?.id === line.id) this.detail = { ...this.detail, ...line };
+    await this.reload(line.id === this.selectedId ? ['lines', 'detail', 'budget'] : ['lines', 'budget']);
+    return true;
+  }
+
+  accept = async (id: string) => this.applyLine(await this.act(lineKey(id), () => api.accept(id)));
+  cancel = async (id: string) => this.applyLine(await this.act(lineKey(id), () => api.cancel(id)));
+  remarks = async (id: string, text: string) =>
+    text.trim() ? this.applyLine(await this.act(lineKey(id), () => api.remarks(id, text))) : false;
+  setPriority = async (id: string, priority: number) =>
+    this.applyLine(await this.act(lineKey(id), () => api.setPriority(id, priority)));
+
+  async answer(questionId: string, answer: Answer): Promise<boolean> {
+    const q: Question | null = await this.act(questionKey(questionId), () => api.answer(questionId, answer));
+    if (!q) return false;
+    this.answered = [...this.answered.filter((a) => a.id !== q.id), q];
+    await this.reload(['review', 'lines']);
+    return true;
+  }
+
+  async createProject(project: NewProject): Promise<Project | null> {
+    const p = await this.act('project', () => api.createProject(project));
+    if (p) await this.loadProjects();
+    return p;
+  }
+
+  async createLine(line: NewLine): Promise<Line | null> {
+    const l = await this.act('line-add', () => api.createLine(line));
+    if (l) await this.applyLine(l);
+    return l;
+  }
+
+  /** Saves the connection settings and (re)connects; the status says how it went. */
+  async connect(request: ConnectRequest): Promise<ConnectionStatus | null> {
+    const s = await this.act('connect', () => api.connect(request));
+    if (s) {
+      // Maybe another daemon now: load everything again even if it was connected before.
+      this.status = s;
+      await Promise.all([this.loadConnection(), s.state === 'connected' ? this.refreshAll() : null]);
+    }
+    return s;
+  }
+
+  error(key: string): IpcError | null {
+    return this.errors[key] ?? null;
+  }
+}
+
+export const conveyorStore = new ConveyorStore();
