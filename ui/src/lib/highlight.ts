@@ -67,7 +67,7 @@ export function escapeHtml(text: string): string {
 
 /** One content line's code as escaped HTML, highlighted when the language is known. */
 export function highlightLine(text: string, language: string | null): string {
-  if (!language || text.length > 2000) return escapeHtml(text);
+  if (!language || !hljs.getLanguage(language) || text.length > 2000) return escapeHtml(text);
   try {
     return hljs.highlight(text, { language, ignoreIllegals: true }).value;
   } catch {

@@ -1,0 +1,66 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Event } from './generated/conveyor';
+import { i18n } from './i18n/index.svelte';
+import { noticeFor } from './notify';
+
+const ev = (over: Partial<Event>): Event => ({
+  seq: 1,
+  kind: 'line',
+  line_id: 'l1',
+  project_id: null,
+  step_n: null,
+  state: null,
+  detail: null,
+  at: '2026-11-29T23:00:00Z',
+  ...over,
+});
+
+const running = { title: 'Кнопка входа', state: 'running' as const };
+
+afterEach(() => (i18n.lang = 'ru'));
+
+describe('noticeFor', () => {
+  it('a line ready to accept is news, with its title', () => {
+    i18n.lang = 'ru';
+    expect(noticeFor(ev({ state: 'awaiting_acceptance' }), running)).toEqual({
+      title: 'Можно принимать',
+      body: '«Кнопка входа» готова к приёмке',
+    });
+  });
+
+  it('a line that needs Anton or waits for his answer is news; the reason is told', () => {
+    i18n.lang = 'en';
+    expect(noticeFor(ev({ state: 'needs_human', detail: 'gate failed 3 times' }), running)).toEqual({
+      title: 'A line needs a human',
+      body: '"Кнопка входа": gate failed 3 times',
+    });
+    expect(noticeFor(ev({ state: 'waiting_answer' }), running)?.title).toBe('A line waits for an answer');
+  });
+
+  it('a new question is news; an answered one is not', () => {
+    expect(noticeFor(ev({ kind: 'question', detail: '2 new questions' }), running)?.body).toBe(
+      'Новый вопрос в линии «Кнопка входа»',
+    );
+    expect(noticeFor(ev({ kind: 'question', state: 'answered' }), running)).toBeNull();
+  });
+
+  it('everything else stays quiet', () => {
+    for (const state of ['queued', 'running', 'gate', 'merging', 'accepted', 'cancelled', 'blocked', 'waiting_budget']) {
+      expect(noticeFor(ev({ state }), running), state).toBeNull();
+    }
+    expect(noticeFor(ev({ state: null, detail: 'priority 3' }), running)).toBeNull();
+    for (const kind of ['step', 'journal', 'budget', 'project'] as const) {
+      expect(noticeFor(ev({ kind, state: 'awaiting_acceptance' }), running), kind).toBeNull();
+    }
+  });
+
+  it('a state the line already had is not news twice', () => {
+    expect(noticeFor(ev({ state: 'awaiting_acceptance' }), { title: 'x', state: 'awaiting_acceptance' })).toBeNull();
+  });
+
+  it('an unknown line is named by its id', () => {
+    expect(noticeFor(ev({ state: 'awaiting_acceptance', line_id: 'abc' }), undefined)?.body).toBe(
+      '«abc» готова к приёмке',
+    );
+  });
+});

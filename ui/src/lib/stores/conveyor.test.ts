@@ -1,0 +1,264 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ConnectionStatus } from '../ipc';
+import type { Event, Line, LineDetail, Question, Review } from '../generated/conveyor';
+
+const api = vi.hoisted(() => ({
+  status: vi.fn(),
+  connection: vi.fn(),
+  connect: vi.fn(),
+  onStatus: vi.fn(),
+  onEvent: vi.fn(),
+  projects: vi.fn(),
+  createProject: vi.fn(),
+  lines: vi.fn(),
+  line: vi.fn(),
+  diff: vi.fn(),
+  createLine: vi.fn(),
+  setPriority: vi.fn(),
+  cancel: vi.fn(),
+  accept: vi.fn(),
+  remarks: vi.fn(),
+  review: vi.fn(),
+  answer: vi.fn(),
+  budget: vi.fn(),
+  notify: vi.fn(),
+}));
+
+vi.mock('../ipc', async (orig) => {
+  const real = await orig<typeof import('../ipc')>();
+  return { IpcError: real.IpcError, conveyor: api };
+});
+
+const { ConveyorStore, groupLines, lineKey, questionKey } = await import('./conveyor.svelte');
+const { IpcError } = await import('../ipc');
+const { i18n } = await import('../i18n/index.svelte');
+
+const line = (id: string, state: Line['state'], over: Partial<Line> = {}): Line => ({
+  id,
+  project_id: 'p1',
+  title: `line ${id}`,
+  task: 'do it',
+  priority: 0,
+  state,
+  level: null,
+  session_id: 's',
+  branch: `line/${id}`,
+  reason: null,
+  park_until: null,
+  steps: [],
+  cost_usd: 0,
+  created_at: '2026-11-29T20:00:00Z',
+  updated_at: '2026-11-29T20:00:00Z',
+  ...over,
+});
+
+const detail = (l: Line): LineDetail => ({
+  ...l,
+  journal: [],
+  budget: { cost_usd: 0, runs: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 } },
+});
+
+const ev = (over: Partial<Event>): Event => ({
+  seq: 1,
+  kind: 'line',
+  line_id: null,
+  project_id: null,
+  step_n: null,
+  state: null,
+  detail: null,
+  at: '2026-11-29T23:00:00Z',
+  ...over,
+});
+
+const connected: ConnectionStatus = {
+  mode: 'embedded',
+  url: 'http://127.0.0.1:1',
+  state: 'connected',
+  message: null,
+  daemon_version: '0.1.0',
+};
+
+const question = (over: Partial<Question> = {}): Question => ({
+  id: 'q1',
+  line_id: 'a',
+  project_id: 'p1',
+  text: 'Which port?',
+  options: ['8080', '9090'],
+  default: '8080',
+  why: null,
+  reversible: true,
+  expensive: false,
+  status: 'unvalidated',
+  answer: null,
+  created_at: '2026-11-29T21:00:00Z',
+  ...over,
+});
+
+const review: Review = {
+  projects: [{ project_id: 'p1', name: 'shop', questions: [], unvalidated: [question()], decided: [] }],
+};
+
+describe('groupLines', () => {
+  it('puts what needs Anton first, then running, queued, and the finished last', () => {
+    const groups = groupLines([
+      line('done', 'accepted'),
+      line('q-low', 'queued', { priority: 1 }),
+      line('run', 'gate'),
+      line('wait', 'waiting_answer'),
+      line('q-high', 'queued', { priority: 5 }),
+      line('ready', 'awaiting_acceptance'),
+    ]);
+    expect(groups.map((g) => [g.key, g.lines.map((l) => l.id)])).toEqual([
+      ['attention', ['ready', 'wait']],
+      ['running', ['run']],
+      ['queued', ['q-high', 'q-low']],
+      ['done', ['done']],
+    ]);
+  });
+});
+
+describe('ConveyorStore', () => {
+  beforeEach(() => {
+    vi.resetAllMocks();
+    api.onStatus.mockResolvedValue(() => {});
+    api.onEvent.mockResolvedValue(() => {});
+    api.status.mockResolvedValue(connected);
+    api.lines.mockResolvedValue([line('a', 'running')]);
+    api.projects.mockResolvedValue([{ id: 'p1', name: 'shop', repo_path: '/r', main_branch: 'main', created_at: 'x' }]);
+    api.review.mockResolvedValue(review);
+    api.budget.mockResolvedValue({ pools: [], running_estimate_usd: 0, kinds: [], misses: { total: 0, recent: 0, advice: null }, park_until: null, last_rate_limit: null });
+    api.notify.mockResolvedValue(undefined);
+    i18n.lang = 'ru';
+  });
+  afterEach(() => vi.useRealTimers());
+
+  it('loads everything once connected', async () => {
+    const s = new ConveyorStore();
+    await s.start();
+    await vi.waitFor(() => expect(s.lines).toHaveLength(1));
+    expect(s.connected).toBe(true);
+    expect(s.projects[0].name).toBe('shop');
+    expect(s.review?.projects[0].unvalidated[0].id).toBe('q1');
+    expect(s.budget).not.toBeNull();
+    s.stop();
+  });
+
+  it('a burst of events costs one refresh, after the debounce', async () => {
+    vi.useFakeTimers();
+    const s = new ConveyorStore();
+    s.status = connected;
+    await s.loadLines();
+    await s.select('a');
+    api.line.mockResolvedValue(detail(line('a', 'gate')));
+    api.lines.mockResolvedValue([line('a', 'gate')]);
+    api.lines.mockClear();
+    api.line.mockClear();
+    s.onEvent(ev({ kind: 'step', line_id: 'a', step_n: 1, state: 'done' }));
+    s.onEvent(ev({ kind: 'line', line_id: 'a', state: 'gate' }));
+    s.onEvent(ev({ kind: 'line', line_id: 'other', state: 'running' }));
+    expect(api.lines).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(200);
+    expect(api.lines).toHaveBeenCalledTimes(1);
+    expect(api.line).toHaveBeenCalledTimes(1);
+    expect(s.lines[0].state).toBe('gate');
+    expect(s.detail?.state).toBe('gate');
+  });
+
+  it('an event for another line does not reload the selected detail', async () => {
+    const s = new ConveyorStore();
+    await s.loadLines();
+    api.line.mockResolvedValue(detail(line('a', 'running')));
+    await s.select('a');
+    api.line.mockClear();
+    s.onEvent(ev({ kind: 'step', line_id: 'b', state: 'done' }));
+    await s.flush();
+    expect(api.line).not.toHaveBeenCalled();
+    expect(api.lines).toHaveBeenCalled();
+  });
+
+  it('a line ready to accept is notified once, with its title', async () => {
+    const s = new ConveyorStore();
+    await s.loadLines();
+    s.onEvent(ev({ kind: 'line', line_id: 'a', state: 'awaiting_acceptance' }));
+    s.onEvent(ev({ kind: 'line', line_id: 'a', state: 'awaiting_acceptance' }));
+    s.onEvent(ev({ kind: 'step', line_id: 'a', state: 'done' }));
+    expect(api.notify).toHaveBeenCalledTimes(1);
+    expect(api.notify).toHaveBeenCalledWith({ title: 'Можно принимать', body: '«line a» готова к приёмке' });
+    s.stop();
+  });
+
+  it('an accept refused as unmerged is kept on the line, not thrown', async () => {
+    const s = new ConveyorStore();
+    api.lines.mockResolvedValue([line('a', 'awaiting_acceptance')]);
+    await s.loadLines();
+    api.accept.mockRejectedValue(new IpcError('unmerged', 'line/a is not merged into main', null));
+    await expect(s.accept('a')).resolves.toBe(false);
+    expect(s.errors[lineKey('a')]?.code).toBe('unmerged');
+    expect(s.busy[lineKey('a')]).toBe(false);
+    expect(s.lines[0].state).toBe('awaiting_acceptance');
+  });
+
+  it('an accepted line takes its new state, and a later success clears the old error', async () => {
+    const s = new ConveyorStore();
+    api.lines.mockResolvedValue([line('a', 'awaiting_acceptance')]);
+    await s.loadLines();
+    api.accept.mockRejectedValueOnce(new IpcError('invalid_state', 'no', null));
+    await s.accept('a');
+    api.accept.mockResolvedValue(line('a', 'accepted'));
+    api.lines.mockResolvedValue([line('a', 'accepted')]);
+    await expect(s.accept('a')).resolves.toBe(true);
+    expect(s.errors[lineKey('a')]).toBeUndefined();
+    expect(s.lines[0].state).toBe('accepted');
+  });
+
+  it('sends remarks and the priority', async () => {
+    const s = new ConveyorStore();
+    await s.loadLines();
+    api.remarks.mockResolvedValue(line('a', 'queued'));
+    api.setPriority.mockResolvedValue(line('a', 'queued', { priority: 3 }));
+    expect(await s.remarks('a', '   ')).toBe(false);
+    expect(api.remarks).not.toHaveBeenCalled();
+    expect(await s.remarks('a', 'rename the button')).toBe(true);
+    expect(api.remarks).toHaveBeenCalledWith('a', 'rename the button');
+    await s.setPriority('a', 3);
+    expect(api.setPriority).toHaveBeenCalledWith('a', 3);
+  });
+
+  it('an answer goes to the daemon, is remembered as answered, and the review reloads', async () => {
+    const s = new ConveyorStore();
+    await s.loadReview();
+    api.answer.mockResolvedValue(question({ status: 'answered', answer: '9090' }));
+    api.review.mockResolvedValue({ projects: [] });
+    expect(await s.answer('q1', { option: '9090' })).toBe(true);
+    expect(api.answer).toHaveBeenCalledWith('q1', { option: '9090' });
+    expect(s.review?.projects).toEqual([]);
+    expect(s.answered.map((q) => [q.id, q.answer])).toEqual([['q1', '9090']]);
+  });
+
+  it('a failed answer is kept under its question', async () => {
+    const s = new ConveyorStore();
+    api.answer.mockRejectedValue(new IpcError('daemon_unreachable', 'connection refused', null));
+    expect(await s.answer('q1', { text: 'x' })).toBe(false);
+    expect(s.errors[questionKey('q1')]?.code).toBe('daemon_unreachable');
+  });
+
+  it('a load that fails keeps its error and the old data', async () => {
+    const s = new ConveyorStore();
+    await s.loadLines();
+    api.lines.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
+    await s.loadLines();
+    expect(s.errors.lines?.code).toBe('not_connected');
+    expect(s.lines).toHaveLength(1);
+  });
+
+  it('connecting keeps the status the backend reports', async () => {
+    const s = new ConveyorStore();
+    const refused: ConnectionStatus = { ...connected, mode: 'remote', state: 'unauthorized', message: '401' };
+    api.connect.mockResolvedValue(refused);
+    api.connection.mockResolvedValue({ mode: 'remote', url: 'http://h:8790', token_set: true, token_store: 'file', embedded_config: '/c', embedded_data: '/d' });
+    await s.connect({ mode: 'remote', url: 'http://h:8790', token: 'bad' });
+    expect(s.status?.state).toBe('unauthorized');
+    expect(s.connection?.token_set).toBe(true);
+    expect(api.lines).not.toHaveBeenCalled();
+  });
+});

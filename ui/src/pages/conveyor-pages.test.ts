@@ -1,0 +1,349 @@
+import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
+import { tick } from 'svelte';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Line, LineDetail, LineDiff, Question } from '../lib/generated/conveyor';
+
+const api = vi.hoisted(() => ({
+  status: vi.fn(),
+  connection: vi.fn(),
+  connect: vi.fn(),
+  onStatus: vi.fn(),
+  onEvent: vi.fn(),
+  projects: vi.fn(),
+  createProject: vi.fn(),
+  lines: vi.fn(),
+  line: vi.fn(),
+  diff: vi.fn(),
+  createLine: vi.fn(),
+  setPriority: vi.fn(),
+  cancel: vi.fn(),
+  accept: vi.fn(),
+  remarks: vi.fn(),
+  review: vi.fn(),
+  answer: vi.fn(),
+  budget: vi.fn(),
+  notify: vi.fn(),
+}));
+
+vi.mock('../lib/ipc', async (orig) => {
+  const real = await orig<typeof import('../lib/ipc')>();
+  return { IpcError: real.IpcError, conveyor: api };
+});
+
+const { ConveyorStore } = await import('../lib/stores/conveyor.svelte');
+const { IpcError } = await import('../lib/ipc');
+const { i18n } = await import('../lib/i18n/index.svelte');
+const Lines = (await import('./Lines.svelte')).default;
+const Review = (await import('./Review.svelte')).default;
+const ConveyorSettings = (await import('../components/ConveyorSettings.svelte')).default;
+
+const line = (id: string, state: Line['state'], over: Partial<Line> = {}): Line => ({
+  id,
+  project_id: 'p1',
+  title: `line ${id}`,
+  task: 'do it',
+  priority: 2,
+  state,
+  level: null,
+  session_id: 's',
+  branch: `line/${id}`,
+  reason: null,
+  park_until: null,
+  steps: [
+    { id: 's1', n: 1, kind: 'planner', title: 'plan', state: 'done', attempts: 1, cost_usd: 0.12, tokens: { input: 1, output: 1, cache_read: 0, cache_write: 0 }, error: null, duration_ms: 65000 },
+    { id: 's2', n: 2, kind: 'executor', title: 'write', state: 'failed', attempts: 2, cost_usd: 0.3, tokens: { input: 1, output: 1, cache_read: 0, cache_write: 0 }, error: 'check failed', duration_ms: null },
+  ],
+  cost_usd: 0.42,
+  created_at: '2026-11-29T20:00:00Z',
+  updated_at: '2026-11-29T20:00:00Z',
+  ...over,
+});
+
+const detailOf = (l: Line): LineDetail => ({
+  ...l,
+  journal: [
+    { id: 1, line_id: l.id, step_id: null, kind: 'decided', text: 'Used port 8080', options: [], default: null, why: 'free', reversible: true, expensive: false, valid: true, error: null, raw: '{}', created_at: 'x' },
+    { id: 2, line_id: l.id, step_id: null, kind: null, text: null, options: [], default: null, why: null, reversible: null, expensive: null, valid: false, error: 'expected value', raw: '{oops', created_at: 'x' },
+  ],
+  budget: { cost_usd: 0.42, runs: 3, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 } },
+});
+
+const diff: LineDiff = {
+  base: 'abc',
+  head: 'def',
+  files: [
+    {
+      path: 'src/main.rs',
+      change: 'modified',
+      binary: false,
+      patch: '@@ -1,2 +1,2 @@\n fn main() {\n-    println!("old");\n+    let s = "<script>alert(1)</script>";\n',
+    },
+    { path: 'logo.png', change: 'added', binary: true, patch: '' },
+  ],
+};
+
+const question = (over: Partial<Question> = {}): Question => ({
+  id: 'q1',
+  line_id: 'a',
+  project_id: 'p1',
+  text: 'Which port?',
+  options: ['8080', '9090'],
+  default: '8080',
+  why: 'two services want 8080',
+  reversible: true,
+  expensive: false,
+  status: 'unvalidated',
+  answer: null,
+  created_at: '2026-11-29T21:00:00Z',
+  ...over,
+});
+
+const flush = async () => {
+  for (let i = 0; i < 5; i++) {
+    await Promise.resolve();
+    await tick();
+  }
+};
+
+beforeEach(() => {
+  vi.resetAllMocks();
+  i18n.lang = 'ru';
+  api.projects.mockResolvedValue([{ id: 'p1', name: 'shop', repo_path: '/r', main_branch: 'main', created_at: 'x' }]);
+  api.notify.mockResolvedValue(undefined);
+  api.lines.mockResolvedValue([]);
+  api.review.mockResolvedValue({ projects: [] });
+  api.budget.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
+});
+afterEach(() => cleanup());
+
+describe('Lines page', () => {
+  it('shows the selected line: steps, reason, journal with the malformed entry flagged, and the diff', async () => {
+    const store = new ConveyorStore();
+    const l = line('a', 'awaiting_acceptance', { reason: 'merged, waiting for Anton' });
+    api.lines.mockResolvedValue([l, line('b', 'queued')]);
+    api.line.mockResolvedValue(detailOf(l));
+    api.diff.mockResolvedValue(diff);
+    await Promise.all([store.loadLines(), store.loadProjects()]);
+    render(Lines, { store });
+    const rows = screen.getAllByTestId('line-row');
+    expect(rows.map((r) => r.dataset.lineId)).toEqual(['a', 'b']);
+    await fireEvent.click(rows[0]);
+    await flush();
+
+    const detail = screen.getByTestId('line-detail');
+    expect(detail.dataset.state).toBe('awaiting_acceptance');
+    expect(screen.getAllByTestId('step-row').map((r) => r.dataset.state)).toEqual(['done', 'failed']);
+    expect(screen.getAllByTestId('step-row')[0].textContent).toContain('1 мин 5 с');
+    expect(screen.getByTestId('line-reason').textContent).toContain('merged, waiting for Anton');
+    const journal = screen.getAllByTestId('journal-entry');
+    expect(journal[0].textContent).toContain('Used port 8080');
+    expect(journal[1].classList.contains('malformed')).toBe(true);
+    expect(journal[1].textContent).toContain('{oops');
+
+    const files = screen.getAllByTestId('diff-file');
+    expect(files.map((f) => f.dataset.path)).toEqual(['src/main.rs', 'logo.png']);
+    expect(files[0].querySelector('.hljs-keyword')?.textContent).toBe('fn');
+    expect(files[0].querySelector('script')).toBeNull();
+    expect(files[0].querySelector('tr.add')?.textContent).toContain('<script>alert(1)</script>');
+    expect(files[0].querySelector('tr.del')?.textContent).toContain('println!("old");');
+    expect(files[1].textContent).toContain('двоичный файл');
+  });
+
+  it('an accept refused as unmerged is a message on the line', async () => {
+    const store = new ConveyorStore();
+    const l = line('a', 'awaiting_acceptance');
+    api.lines.mockResolvedValue([l]);
+    api.line.mockResolvedValue(detailOf(l));
+    api.diff.mockResolvedValue(diff);
+    api.accept.mockRejectedValue(new IpcError('unmerged', 'line/a is not in main', null));
+    await store.loadLines();
+    await store.select('a');
+    render(Lines, { store });
+    await fireEvent.click(screen.getByTestId('accept-button'));
+    await flush();
+    expect(screen.getByTestId('line-error').textContent).toContain('не влита в main');
+    expect(screen.getByTestId('line-detail')).toBeTruthy();
+  });
+
+  it('sends remarks, the priority and a cancel for the selected line', async () => {
+    const store = new ConveyorStore();
+    const l = line('a', 'awaiting_acceptance');
+    api.lines.mockResolvedValue([l]);
+    api.line.mockResolvedValue(detailOf(l));
+    api.diff.mockResolvedValue(diff);
+    api.remarks.mockResolvedValue(line('a', 'queued'));
+    api.setPriority.mockResolvedValue(line('a', 'awaiting_acceptance', { priority: 3 }));
+    api.cancel.mockResolvedValue(line('a', 'cancelled'));
+    await store.loadLines();
+    await store.select('a');
+    render(Lines, { store });
+    await fireEvent.input(screen.getByTestId('remarks-text'), { target: { value: 'rename it' } });
+    await fireEvent.click(screen.getByTestId('remarks-send'));
+    await flush();
+    expect(api.remarks).toHaveBeenCalledWith('a', 'rename it');
+    await fireEvent.click(screen.getByTestId('priority-up'));
+    await flush();
+    expect(api.setPriority).toHaveBeenCalledWith('a', 3);
+    await fireEvent.click(screen.getByTestId('cancel-button'));
+    await flush();
+    expect(api.cancel).toHaveBeenCalledWith('a');
+  });
+
+  it('queues a line and adds a project from the forms', async () => {
+    const store = new ConveyorStore();
+    api.lines.mockResolvedValue([]);
+    api.createProject.mockResolvedValue({ id: 'p2', name: 'blog', repo_path: '/srv/blog', main_branch: 'trunk', created_at: 'x' });
+    api.createLine.mockResolvedValue(line('n', 'queued'));
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.input(screen.getByTestId('project-name'), { target: { value: 'blog' } });
+    await fireEvent.input(screen.getByTestId('project-repo'), { target: { value: '/srv/blog' } });
+    await fireEvent.input(screen.getByTestId('project-main'), { target: { value: 'trunk' } });
+    api.projects.mockResolvedValue([
+      { id: 'p1', name: 'shop', repo_path: '/r', main_branch: 'main', created_at: 'x' },
+      { id: 'p2', name: 'blog', repo_path: '/srv/blog', main_branch: 'trunk', created_at: 'x' },
+    ]);
+    await fireEvent.click(screen.getByTestId('project-add'));
+    await flush();
+    expect(api.createProject).toHaveBeenCalledWith({ name: 'blog', repo_path: '/srv/blog', main_branch: 'trunk' });
+    expect((screen.getByTestId('line-project') as HTMLSelectElement).value).toBe('p2');
+
+    await fireEvent.input(screen.getByTestId('line-title'), { target: { value: 'Login button' } });
+    await fireEvent.input(screen.getByTestId('line-task'), { target: { value: 'Add it' } });
+    await fireEvent.input(screen.getByTestId('line-priority'), { target: { value: '4' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(api.createLine).toHaveBeenCalledWith({ project_id: 'p2', title: 'Login button', task: 'Add it', priority: 4 });
+  });
+
+  it('shows the budget per pool', async () => {
+    const store = new ConveyorStore();
+    api.budget.mockResolvedValue({
+      pools: [{ kind: 'window', span_secs: 18000, spent_usd: 1.5, threshold_usd: 10, resets_at: '2026-11-30T02:00:00Z', utilization: null }],
+      running_estimate_usd: 0.4,
+      kinds: [],
+      misses: { total: 4, recent: 3, advice: 'steps too large: cut them finer' },
+      park_until: null,
+      last_rate_limit: null,
+    });
+    await store.loadBudget();
+    render(Lines, { store });
+    const pool = screen.getByTestId('budget-pool');
+    expect(pool.dataset.kind).toBe('window');
+    expect(pool.textContent).toContain('$1.50 из $10.00');
+    expect(screen.getByTestId('budget-panel').textContent).toContain('cut them finer');
+  });
+});
+
+describe('Review page', () => {
+  it('shows questions with options on buttons and sends the one pressed', async () => {
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue({
+      projects: [
+        {
+          project_id: 'p1',
+          name: 'shop',
+          questions: [],
+          unvalidated: [question()],
+          decided: [
+            { id: 9, line_id: 'a', step_id: null, kind: 'decided', text: 'Kept the old API', options: [], default: null, why: null, reversible: true, expensive: false, valid: true, error: null, raw: '{}', created_at: 'x' },
+          ],
+        },
+      ],
+    });
+    api.answer.mockResolvedValue(question({ status: 'answered', answer: '9090' }));
+    await store.loadReview();
+    render(Review, { store });
+    const block = screen.getByTestId('review-project');
+    expect(block.dataset.projectId).toBe('p1');
+    const q = screen.getByTestId('question');
+    expect(q.dataset.status).toBe('unvalidated');
+    expect(q.textContent).toContain('судья ещё не проверил');
+    const buttons = screen.getAllByTestId('option-button');
+    expect(buttons.map((b) => b.tagName)).toEqual(['BUTTON', 'BUTTON']);
+    expect(buttons.map((b) => b.dataset.option)).toEqual(['8080', '9090']);
+    expect((screen.getByTestId('decided-list') as HTMLDetailsElement).open).toBe(false);
+    expect(screen.getByTestId('decided-entry').textContent).toContain('Kept the old API');
+
+    api.review.mockResolvedValue({ projects: [] });
+    await fireEvent.click(buttons[1]);
+    await flush();
+    expect(api.answer).toHaveBeenCalledWith('q1', { option: '9090' });
+    const answered = screen.getByTestId('question');
+    expect(answered.dataset.status).toBe('answered');
+    expect(answered.textContent).toContain('Ответ: 9090');
+    expect(screen.queryAllByTestId('option-button')).toHaveLength(0);
+  });
+
+  it('sends a free-text answer', async () => {
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue({ projects: [{ project_id: 'p1', name: 'shop', questions: [question({ status: 'validated' })], unvalidated: [], decided: [] }] });
+    api.answer.mockResolvedValue(question({ status: 'answered', answer: 'use 7070' }));
+    await store.loadReview();
+    render(Review, { store });
+    await fireEvent.input(screen.getByTestId('answer-text'), { target: { value: ' use 7070 ' } });
+    await fireEvent.click(screen.getByTestId('answer-send'));
+    await flush();
+    expect(api.answer).toHaveBeenCalledWith('q1', { text: 'use 7070' });
+  });
+});
+
+describe('Conveyor settings', () => {
+  const view = { mode: 'embedded' as const, url: null, token_set: false, token_store: null, embedded_config: '/cfg/conveyor.toml', embedded_data: '/data/conveyor' };
+
+  it('shows the embedded daemon files and connects a remote one with URL and token', async () => {
+    const store = new ConveyorStore();
+    api.connection.mockResolvedValue(view);
+    api.connect.mockResolvedValue({ mode: 'remote', url: 'http://srv:8790', state: 'connected', message: null, daemon_version: '0.1.0' });
+    api.lines.mockResolvedValue([]);
+    api.review.mockResolvedValue({ projects: [] });
+    api.budget.mockRejectedValue(new IpcError('daemon', 'x', null));
+    render(ConveyorSettings, { store });
+    await flush();
+    expect(screen.getByTestId('conveyor-settings').textContent).toContain('/cfg/conveyor.toml');
+    await fireEvent.click(screen.getByTestId('conveyor-mode-remote'));
+    await flush();
+    await fireEvent.input(screen.getByTestId('conveyor-url'), { target: { value: 'http://srv:8790' } });
+    await fireEvent.input(screen.getByTestId('conveyor-token'), { target: { value: 'secret' } });
+    expect((screen.getByTestId('conveyor-token') as HTMLInputElement).type).toBe('password');
+    await fireEvent.click(screen.getByTestId('conveyor-connect'));
+    await flush();
+    expect(api.connect).toHaveBeenCalledWith({ mode: 'remote', url: 'http://srv:8790', token: 'secret' });
+    expect(screen.getByTestId('conveyor-connection-message').textContent).toContain('Подключено: http://srv:8790');
+  });
+
+  it('tells a wrong token, an unreachable daemon and a version mismatch apart', async () => {
+    const store = new ConveyorStore();
+    api.connection.mockResolvedValue({ ...view, mode: 'remote', url: 'http://srv:8790', token_set: true, token_store: 'keyring' });
+    render(ConveyorSettings, { store });
+    await flush();
+    expect((screen.getByTestId('conveyor-token') as HTMLInputElement).placeholder).toContain('токен сохранён');
+    const message = () => screen.getByTestId('conveyor-connection-message').textContent ?? '';
+    const texts: string[] = [];
+    for (const state of ['unauthorized', 'unreachable', 'version_mismatch'] as const) {
+      api.connect.mockResolvedValue({ mode: 'remote', url: 'http://srv:8790', state, message: `because ${state}`, daemon_version: null });
+      await fireEvent.click(screen.getByTestId('conveyor-connect'));
+      await flush();
+      texts.push(message());
+    }
+    // An empty token field keeps the stored token.
+    expect(api.connect).toHaveBeenLastCalledWith({ mode: 'remote', url: 'http://srv:8790', token: null });
+    expect(texts[0]).toContain('401');
+    expect(texts[1]).toContain('недоступен');
+    expect(texts[2]).toContain('Версия демона');
+    expect(new Set(texts).size).toBe(3);
+  });
+
+  it('switching back to embedded sends no URL or token', async () => {
+    const store = new ConveyorStore();
+    api.connection.mockResolvedValue({ ...view, mode: 'remote', url: 'http://srv:8790', token_set: true, token_store: 'file' });
+    api.connect.mockResolvedValue({ mode: 'embedded', url: null, state: 'starting', message: null, daemon_version: null });
+    render(ConveyorSettings, { store });
+    await flush();
+    await fireEvent.click(screen.getByTestId('conveyor-mode-embedded'));
+    await fireEvent.click(screen.getByTestId('conveyor-connect'));
+    await flush();
+    expect(api.connect).toHaveBeenCalledWith({ mode: 'embedded', url: null, token: null });
+  });
+});
