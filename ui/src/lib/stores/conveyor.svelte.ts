@@ -55,7 +55,7 @@ export function groupLines(lines: Line[]): LineGroup[] {
   }).filter((g) => g.lines.length > 0);
 }
 
-type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail';
+export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail';
 
 /** What each kind of event may have changed. */
 const TOUCHES: Record<Event['kind'], Resource[]> = {
@@ -160,7 +160,8 @@ export class ConveyorStore {
     await this.reload(['lines', 'projects', 'review', 'budget', 'detail']);
   }
 
-  private async reload(what: Resource[]): Promise<void> {
+  /** Loads what a page shows (each in parallel; failures kept under their keys). */
+  async reload(what: Resource[]): Promise<void> {
     const jobs: Promise<void>[] = [];
     if (what.includes('lines')) jobs.push(this.loadLines());
     if (what.includes('projects')) jobs.push(this.loadProjects());
