@@ -57,6 +57,8 @@ export function groupLines(lines: Line[]): LineGroup[] {
 
 export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail';
 
+const ALL: Resource[] = ['lines', 'projects', 'review', 'budget', 'detail'];
+
 /** What each kind of event may have changed. */
 const TOUCHES: Record<Event['kind'], Resource[]> = {
   project: ['projects', 'review'],
@@ -103,6 +105,7 @@ export class ConveyorStore {
   private timer: ReturnType<typeof setTimeout> | null = null;
   private unlisten: (() => void)[] = [];
   private started = false;
+  private loads: Record<string, number> = {};
 
   /** Follows the connection and the daemon's events; loads everything once connected. */
   async start(): Promise<void> {
@@ -136,7 +139,10 @@ export class ConveyorStore {
     if (notice) void api.notify(notice).catch(() => {});
     // The state is news once: a repeated event (or the refresh) does not notify again.
     if (known && e.kind === 'line' && e.state) known.state = e.state as LineState;
-    for (const r of TOUCHES[e.kind] ?? []) {
+    // After a reconnect of the event stream the backend sends a "resync": events may have
+    // been missed, so everything is loaded again.
+    const touched: Resource[] = e.detail === 'resync' && e.seq === 0 ? ALL : (TOUCHES[e.kind] ?? []);
+    for (const r of touched) {
       if (r !== 'detail' || e.line_id === null || e.line_id === this.selectedId) this.dirty.add(r);
     }
     this.schedule();
@@ -157,7 +163,7 @@ export class ConveyorStore {
   }
 
   async refreshAll(): Promise<void> {
-    await this.reload(['lines', 'projects', 'review', 'budget', 'detail']);
+    await this.reload(ALL);
   }
 
   /** Loads what a page shows (each in parallel; failures kept under their keys). */
@@ -171,12 +177,16 @@ export class ConveyorStore {
     await Promise.all(jobs);
   }
 
+  /** Loads under `key`; when loads overlap, only the latest one's answer is kept. */
   private async load<T>(key: string, get: () => Promise<T>, set: (v: T) => void): Promise<void> {
+    const n = (this.loads[key] = (this.loads[key] ?? 0) + 1);
     try {
-      set(await get());
+      const v = await get();
+      if (this.loads[key] !== n) return;
+      set(v);
       delete this.errors[key];
     } catch (e) {
-      this.errors[key] = asIpcError(e);
+      if (this.loads[key] === n) this.errors[key] = asIpcError(e);
     }
   }
 

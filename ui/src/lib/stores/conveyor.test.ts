@@ -176,6 +176,18 @@ describe('ConveyorStore', () => {
     expect(api.lines).toHaveBeenCalled();
   });
 
+  it('a resync after a reconnect of the event stream reloads everything', async () => {
+    const s = new ConveyorStore();
+    await s.loadLines();
+    api.line.mockResolvedValue(detail(line('a', 'running')));
+    api.diff.mockResolvedValue({ base: null, head: null, files: [] });
+    await s.select('a');
+    vi.clearAllMocks();
+    s.onEvent(ev({ seq: 0, kind: 'project', detail: 'resync' }));
+    await s.flush();
+    for (const f of [api.lines, api.projects, api.review, api.budget, api.line, api.diff]) expect(f).toHaveBeenCalledTimes(1);
+  });
+
   it('a line ready to accept is notified once, with its title', async () => {
     const s = new ConveyorStore();
     await s.loadLines();
@@ -240,6 +252,18 @@ describe('ConveyorStore', () => {
     api.answer.mockRejectedValue(new IpcError('daemon_unreachable', 'connection refused', null));
     expect(await s.answer('q1', { text: 'x' })).toBe(false);
     expect(s.errors[questionKey('q1')]?.code).toBe('daemon_unreachable');
+  });
+
+  it('when loads overlap, a late answer of an older one is dropped', async () => {
+    const s = new ConveyorStore();
+    let first: (v: Line[]) => void = () => {};
+    api.lines.mockImplementationOnce(() => new Promise((r) => (first = r)));
+    const older = s.loadLines();
+    api.lines.mockResolvedValueOnce([line('new', 'gate')]);
+    await s.loadLines();
+    first([line('old', 'queued')]);
+    await older;
+    expect(s.lines.map((l) => l.id)).toEqual(['new']);
   });
 
   it('a load that fails keeps its error and the old data', async () => {
