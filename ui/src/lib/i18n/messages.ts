@@ -145,7 +145,6 @@ const ru = {
   'group.done': 'Завершены',
 
   'lines.empty': 'Линий пока нет. Поставьте первую в очередь.',
-  'lines.loadFailed': 'Не удалось загрузить: {message}',
   'lines.pick': 'Выберите линию, чтобы увидеть шаги, журнал и дифф.',
   'lines.priority': 'приоритет {n}',
   'lines.priorityUp': 'Поднять приоритет',
@@ -199,7 +198,6 @@ const ru = {
   'accept.remarksPlaceholder': 'Что поправить? Текст уйдёт в ту же сессию линии.',
   'accept.send': 'Отправить замечания',
 
-  'queue.title': 'Очередь',
   'queue.addLine': 'Новая линия',
   'queue.project': 'Проект',
   'queue.lineTitle': 'Название',
@@ -424,7 +422,6 @@ const en: Record<MessageKey, string> = {
   'group.done': 'Finished',
 
   'lines.empty': 'No lines yet. Queue the first one.',
-  'lines.loadFailed': 'Could not load: {message}',
   'lines.pick': 'Pick a line to see its steps, journal and diff.',
   'lines.priority': 'priority {n}',
   'lines.priorityUp': 'Raise priority',
@@ -478,7 +475,6 @@ const en: Record<MessageKey, string> = {
   'accept.remarksPlaceholder': 'What to fix? The text goes into the same session of the line.',
   'accept.send': 'Send remarks',
 
-  'queue.title': 'Queue',
   'queue.addLine': 'New line',
   'queue.project': 'Project',
   'queue.lineTitle': 'Title',
