@@ -24,6 +24,13 @@ fn generated() -> String {
         crate::settings::DeepworkSettings::decl(),
         crate::settings::SettingsView::decl(),
         crate::settings::Prefs::decl(),
+        crate::conveyor::ConnectionMode::decl(),
+        crate::conveyor::ConnectionState::decl(),
+        crate::conveyor::ConnectionStatus::decl(),
+        crate::conveyor::TokenStore::decl(),
+        crate::conveyor::ConnectionView::decl(),
+        crate::conveyor::ConnectRequest::decl(),
+        crate::conveyor::Notice::decl(),
         deepwork::Event::decl(),
         deepwork::Step::decl(),
         deepwork::StepRequest::decl(),
@@ -48,12 +55,22 @@ fn generated() -> String {
 
 #[test]
 fn generated_types_are_fresh() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../ui/src/lib/generated/types.ts");
-    let want = generated();
+    fresh("types.ts", &generated());
+}
+
+/// The daemon's wire types, for the Lines, Review and Budget pages.
+#[test]
+fn generated_conveyor_types_are_fresh() {
+    fresh("conveyor.ts", &conveyor_api::typescript());
+}
+
+fn fresh(name: &str, want: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ui/src/lib/generated")
+        .join(name);
     if std::env::var_os("UPDATE_BINDINGS").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &want).unwrap();
+        std::fs::write(&path, want).unwrap();
     }
     let have = std::fs::read_to_string(&path).unwrap_or_default();
     assert!(

@@ -28,6 +28,21 @@ pub enum ErrorCode {
     WriteFailed,
     /// The history database failed.
     History,
+    /// No daemon is connected yet (the embedded one is starting, or the settings are
+    /// incomplete).
+    NotConnected,
+    /// Nothing answers at the daemon's URL.
+    DaemonUnreachable,
+    /// The daemon refused the token.
+    Unauthorized,
+    /// The daemon speaks another version of the API.
+    VersionMismatch,
+    /// Accept refused: the line's branch holds commits main does not.
+    Unmerged,
+    /// The line is not in a state that allows this (e.g. accept before it awaits acceptance).
+    InvalidState,
+    /// Any other refusal of the daemon; the message carries its code and text.
+    Daemon,
     /// Anything else; the message says what.
     Internal,
 }
@@ -101,5 +116,25 @@ impl From<sqlx::Error> for AppError {
 impl From<deepwork::PromptError> for AppError {
     fn from(e: deepwork::PromptError) -> AppError {
         AppError::new(ErrorCode::ConfigInvalid, e.to_string())
+    }
+}
+
+impl From<conveyor_api::ClientError> for AppError {
+    fn from(e: conveyor_api::ClientError) -> AppError {
+        let code = match &e {
+            conveyor_api::ClientError::Api { status: 401, .. } => ErrorCode::Unauthorized,
+            conveyor_api::ClientError::Api { code, .. } => match code.as_str() {
+                "unmerged_commits" => ErrorCode::Unmerged,
+                "invalid_state" => ErrorCode::InvalidState,
+                _ => ErrorCode::Daemon,
+            },
+            conveyor_api::ClientError::Transport(_) => ErrorCode::DaemonUnreachable,
+            _ => ErrorCode::Daemon,
+        };
+        let message = match &e {
+            conveyor_api::ClientError::Api { message, .. } => message.clone(),
+            other => other.to_string(),
+        };
+        AppError::new(code, message)
     }
 }

@@ -4,6 +4,7 @@
 //! modules here, tested without a window.
 
 pub mod commands;
+pub mod conveyor;
 pub mod diff;
 pub mod error;
 pub mod folder;
@@ -21,6 +22,7 @@ use std::sync::{Arc, Mutex};
 use anyhow::Context as _;
 use tauri::{DragDropEvent, Emitter, Manager, Runtime, WindowEvent};
 
+use crate::conveyor::{Conveyor, ConveyorPaths, Tokens};
 use crate::history::History;
 use crate::state::{AppState, Paths};
 
@@ -58,8 +60,30 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
     builder
         .plugin(tauri_plugin_dialog::init())
         .plugin(tauri_plugin_shell::init())
+        .plugin(tauri_plugin_notification::init())
         .setup(|app| {
             let paths = paths(app.handle())?;
+            let data = app
+                .path()
+                .app_data_dir()
+                .context("no data folder for the app")?;
+            app.manage(Conveyor::new(
+                ConveyorPaths {
+                    settings: data.join("conveyor.json"),
+                    embedded_config: data.join("conveyor.toml"),
+                    embedded_data: data.join("conveyor"),
+                },
+                Tokens {
+                    file: data.join("conveyor-token"),
+                    // PULT_NO_KEYRING=1 keeps tests away from the user's keyring.
+                    keyring: std::env::var_os("PULT_NO_KEYRING").is_none(),
+                },
+            ));
+            // The daemon starts (or is reached) off the window's critical path.
+            let handle = app.handle().clone();
+            tauri::async_runtime::spawn(async move {
+                handle.state::<Conveyor>().start(&handle).await;
+            });
             let history = tauri::async_runtime::block_on(History::open(&paths.history))
                 .with_context(|| {
                     format!("cannot open the history at {}", paths.history.display())
@@ -95,6 +119,23 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             commands::settings::check_settings,
             commands::settings::get_prefs,
             commands::settings::save_prefs,
+            commands::conveyor::conveyor_status,
+            commands::conveyor::conveyor_connection,
+            commands::conveyor::conveyor_connect,
+            commands::conveyor::conveyor_projects,
+            commands::conveyor::conveyor_create_project,
+            commands::conveyor::conveyor_lines,
+            commands::conveyor::conveyor_line,
+            commands::conveyor::conveyor_line_diff,
+            commands::conveyor::conveyor_create_line,
+            commands::conveyor::conveyor_set_priority,
+            commands::conveyor::conveyor_cancel,
+            commands::conveyor::conveyor_accept,
+            commands::conveyor::conveyor_remarks,
+            commands::conveyor::conveyor_review,
+            commands::conveyor::conveyor_answer,
+            commands::conveyor::conveyor_budget,
+            commands::conveyor::conveyor_notify,
         ])
 }
 
@@ -106,10 +147,19 @@ pub fn run() {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .init();
-    if let Err(e) = run_app(tauri::Builder::default()).run(tauri::generate_context!()) {
-        tracing::error!(error = %e, "pult stopped");
-        std::process::exit(1);
-    }
+    let app = match run_app(tauri::Builder::default()).build(tauri::generate_context!()) {
+        Ok(app) => app,
+        Err(e) => {
+            tracing::error!(error = %e, "pult did not start");
+            std::process::exit(1);
+        }
+    };
+    app.run(|handle, event| {
+        if let tauri::RunEvent::Exit = event {
+            // Stop the embedded daemon's agents and close its database cleanly.
+            tauri::async_runtime::block_on(handle.state::<Conveyor>().shutdown());
+        }
+    });
 }
 
 #[cfg(test)]

@@ -68,7 +68,11 @@ impl Client {
     pub fn new(base: impl Into<String>, token: Option<String>) -> Client {
         let base = base.into().trim_end_matches('/').to_string();
         Client {
-            http: reqwest::Client::new(),
+            // A host that drops packets must not hang a call: give up connecting after 5 s.
+            http: reqwest::Client::builder()
+                .connect_timeout(std::time::Duration::from_secs(5))
+                .build()
+                .unwrap_or_default(),
             base,
             token,
         }

@@ -193,10 +193,61 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        let mut cfg: Config = toml::from_str(&text).map_err(|e| Error::Config {
+        Config::parse_at(&text, path)
+    }
+
+    /// Parses config text as if read from `path`, taking each top-level key it lacks from
+    /// `defaults` (the desktop app's embedded daemon: its data folder, a loopback port, a fresh
+    /// token). Syntax errors give the line and column in `text`; a wrong key names the key.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming `path`.
+    pub fn parse_with_defaults(
+        text: &str,
+        path: &Path,
+        defaults: toml::Table,
+    ) -> Result<Config, Error> {
+        let table: toml::Table = toml::from_str(text).map_err(|e| Error::Config {
             path: path.to_path_buf(),
-            message: describe_toml_error(&text, &e),
+            message: describe_toml_error(text, &e),
         })?;
+        // The missing keys go first, as top-level lines (before any table of the file); an
+        // error is then reported at its place in the file, the prefix taken away.
+        let mut prefix = toml::Table::new();
+        for (k, v) in defaults {
+            if !table.contains_key(&k) {
+                prefix.insert(k, v);
+            }
+        }
+        let prefix = toml::to_string(&prefix).unwrap_or_default();
+        let whole = format!("{prefix}{text}");
+        let cfg: Config = toml::from_str(&whole).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            message: match e.span() {
+                Some(span) if span.start >= prefix.len() => {
+                    let before = &text[..(span.start - prefix.len()).min(text.len())];
+                    let line = before.matches('\n').count() + 1;
+                    let col = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+                    format!("line {line}, column {col}: {}", e.message())
+                }
+                _ => e.message().to_string(),
+            },
+        })?;
+        cfg.finish(path)
+    }
+
+    /// Parses and validates config text as if read from `path`.
+    fn parse_at(text: &str, path: &Path) -> Result<Config, Error> {
+        let cfg: Config = toml::from_str(text).map_err(|e| Error::Config {
+            path: path.to_path_buf(),
+            message: describe_toml_error(text, &e),
+        })?;
+        cfg.finish(path)
+    }
+
+    /// Resolves relative paths against `path`'s folder and validates.
+    fn finish(mut self, path: &Path) -> Result<Config, Error> {
+        let cfg = &mut self;
         let base = path.parent().unwrap_or(Path::new("."));
         if cfg.data_dir.is_relative() {
             cfg.data_dir = base.join(&cfg.data_dir);
@@ -210,7 +261,7 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
-        Ok(cfg)
+        Ok(self)
     }
 
     fn validate(&self) -> Result<(), Invalid> {
@@ -321,6 +372,32 @@ impl Checklist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defaults_fill_only_the_keys_the_text_lacks() {
+        let mut d = toml::Table::new();
+        d.insert("data_dir".into(), "/app/data".into());
+        d.insert("token".into(), "fresh".into());
+        d.insert("slots".into(), 1.into());
+        let p = Path::new("/cfg/conveyor.toml");
+        let c =
+            Config::parse_with_defaults("slots = 2\n[budget]\nthreshold_usd = 5.0\n", p, d.clone())
+                .unwrap();
+        assert_eq!((c.slots, c.token.as_deref()), (2, Some("fresh")));
+        assert_eq!(c.data_dir, PathBuf::from("/app/data"));
+        assert_eq!(c.budget.threshold_usd, 5.0);
+        // A syntax error: the user's file, line and column.
+        let e = Config::parse_with_defaults("slots = \n", p, d.clone()).unwrap_err();
+        assert!(
+            e.to_string().contains("/cfg/conveyor.toml") && e.to_string().contains("line 1"),
+            "{e}"
+        );
+        // A wrong key is named; a wrong value is placed in the user's file.
+        let e = Config::parse_with_defaults("slotz = 2\n", p, d.clone()).unwrap_err();
+        assert!(e.to_string().contains("slotz"), "{e}");
+        let e = Config::parse_with_defaults("# c\nslots = \"many\"\n", p, d).unwrap_err();
+        assert!(e.to_string().contains("line 2, column 9"), "{e}");
+    }
 
     #[test]
     fn defaults_fill_everything_but_data_dir() {

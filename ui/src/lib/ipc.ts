@@ -7,7 +7,11 @@ import { open as openDialog } from '@tauri-apps/plugin-dialog';
 import type {
   AppError,
   CheckReport,
+  ConnectRequest,
+  ConnectionStatus,
+  ConnectionView,
   DeepworkSettings,
+  Notice,
   ErrorCode,
   FolderChanged,
   FolderInfo,
@@ -22,7 +26,22 @@ import type {
   WriteOutcome,
 } from './generated/types';
 
+import type {
+  Answer,
+  Budget,
+  Event as ConveyorEvent,
+  Line,
+  LineDetail,
+  LineDiff,
+  NewLine,
+  NewProject,
+  Project,
+  Question,
+  Review,
+} from './generated/conveyor';
+
 export type * from './generated/types';
+export type * from './generated/conveyor';
 
 export class IpcError extends Error {
   constructor(
@@ -83,4 +102,34 @@ export const settings = {
   check: () => call<CheckReport>('check_settings'),
   prefs: () => call<Prefs>('get_prefs'),
   savePrefs: (prefs: Prefs) => call<void>('save_prefs', { prefs }),
+};
+
+// The conveyor daemon: embedded in the app or remote, the same calls either way. Errors carry
+// the codes `not_connected`, `daemon_unreachable`, `unauthorized`, `version_mismatch`,
+// `unmerged`, `invalid_state`, `daemon` (the message says what the daemon answered).
+export const conveyor = {
+  status: () => call<ConnectionStatus>('conveyor_status'),
+  connection: () => call<ConnectionView>('conveyor_connection'),
+  connect: (request: ConnectRequest) => call<ConnectionStatus>('conveyor_connect', { request }),
+  onStatus: (handler: (s: ConnectionStatus) => void): Promise<UnlistenFn> =>
+    listen<ConnectionStatus>('conveyor-status', (e) => handler(e.payload)),
+  /** Every event of the daemon's `/api/events`, forwarded as it arrives. */
+  onEvent: (handler: (e: ConveyorEvent) => void): Promise<UnlistenFn> =>
+    listen<ConveyorEvent>('conveyor-event', (e) => handler(e.payload)),
+  projects: () => call<Project[]>('conveyor_projects'),
+  createProject: (project: NewProject) => call<Project>('conveyor_create_project', { project }),
+  lines: () => call<Line[]>('conveyor_lines'),
+  line: (id: string) => call<LineDetail>('conveyor_line', { id }),
+  diff: (id: string) => call<LineDiff>('conveyor_line_diff', { id }),
+  createLine: (line: NewLine) => call<Line>('conveyor_create_line', { line }),
+  setPriority: (id: string, priority: number) =>
+    call<Line>('conveyor_set_priority', { id, priority }),
+  cancel: (id: string) => call<Line>('conveyor_cancel', { id }),
+  accept: (id: string) => call<Line>('conveyor_accept', { id }),
+  remarks: (id: string, text: string) => call<Line>('conveyor_remarks', { id, text }),
+  review: () => call<Review>('conveyor_review'),
+  answer: (id: string, answer: Answer) => call<Question>('conveyor_answer', { id, answer }),
+  budget: () => call<Budget>('conveyor_budget'),
+  /** Shows an OS notification (tauri-plugin-notification). */
+  notify: (notice: Notice) => call<void>('conveyor_notify', { notice }),
 };

@@ -1,7 +1,7 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit:
 // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.
 
-export type ErrorCode = "no_folder" | "folder_unavailable" | "path_refused" | "config_broken" | "config_invalid" | "transport" | "run_not_found" | "not_proposed" | "write_failed" | "history" | "internal";
+export type ErrorCode = "no_folder" | "folder_unavailable" | "path_refused" | "config_broken" | "config_invalid" | "transport" | "run_not_found" | "not_proposed" | "write_failed" | "history" | "not_connected" | "daemon_unreachable" | "unauthorized" | "version_mismatch" | "unmerged" | "invalid_state" | "daemon" | "internal";
 
 export type AppError = { 
 /**
@@ -300,6 +300,53 @@ export type Prefs = {
  * `"ru"` or `"en"`.
  */
 language: string, };
+
+export type ConnectionMode = "embedded" | "remote";
+
+export type ConnectionState = "starting" | "connected" | "unreachable" | "unauthorized" | "version_mismatch" | "failed";
+
+export type ConnectionStatus = { mode: ConnectionMode, 
+/**
+ * The daemon's base URL (for the embedded one: its loopback address), once known.
+ */
+url: string | null, state: ConnectionState, 
+/**
+ * What went wrong, for people.
+ */
+message: string | null, 
+/**
+ * The daemon's version, from `/api/health`.
+ */
+daemon_version: string | null, };
+
+export type TokenStore = "keyring" | "file";
+
+export type ConnectionView = { mode: ConnectionMode, url: string | null, 
+/**
+ * A token is stored for the remote daemon.
+ */
+token_set: boolean, 
+/**
+ * Where it is stored.
+ */
+token_store: TokenStore | null, 
+/**
+ * The embedded daemon's optional config file (`conveyor.toml` keys: `claude_bin`,
+ * `slots`, `budget`, …); its data folder.
+ */
+embedded_config: string, embedded_data: string, };
+
+export type ConnectRequest = { mode: ConnectionMode, 
+/**
+ * Required for `remote`.
+ */
+url: string | null, 
+/**
+ * A new token for `remote`; `None` keeps the stored one.
+ */
+token: string | null, };
+
+export type Notice = { title: string, body: string, };
 
 export type Event = { "event": "step_started", 
 /**

@@ -1,0 +1,134 @@
+//! The conveyor pages' commands: each one call of the daemon's API through the connection's
+//! client (embedded or remote alike), its errors mapped to stable codes.
+
+use conveyor_api::{
+    Answer, Budget, Line, LineDetail, LineDiff, NewLine, NewProject, Project, Question, Review,
+};
+use tauri::{AppHandle, Runtime, State};
+use tauri_plugin_notification::NotificationExt as _;
+
+use crate::conveyor::{ConnectRequest, ConnectionStatus, ConnectionView, Conveyor, Notice};
+use crate::error::{AppError, ErrorCode};
+
+#[tauri::command]
+pub fn conveyor_status(conveyor: State<'_, Conveyor>) -> ConnectionStatus {
+    conveyor.status()
+}
+
+#[tauri::command]
+pub fn conveyor_connection(conveyor: State<'_, Conveyor>) -> Result<ConnectionView, AppError> {
+    conveyor.view()
+}
+
+#[tauri::command]
+pub async fn conveyor_connect<R: Runtime>(
+    app: AppHandle<R>,
+    conveyor: State<'_, Conveyor>,
+    request: ConnectRequest,
+) -> Result<ConnectionStatus, AppError> {
+    conveyor.connect(&app, request).await
+}
+
+#[tauri::command]
+pub async fn conveyor_projects(conveyor: State<'_, Conveyor>) -> Result<Vec<Project>, AppError> {
+    Ok(conveyor.client()?.projects().await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_create_project(
+    conveyor: State<'_, Conveyor>,
+    project: NewProject,
+) -> Result<Project, AppError> {
+    Ok(conveyor.client()?.create_project(&project).await?)
+}
+
+/// Every line, all pages of the list.
+#[tauri::command]
+pub async fn conveyor_lines(conveyor: State<'_, Conveyor>) -> Result<Vec<Line>, AppError> {
+    Ok(conveyor.client()?.lines(None, None).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_line(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+) -> Result<LineDetail, AppError> {
+    Ok(conveyor.client()?.line(&id).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_line_diff(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+) -> Result<LineDiff, AppError> {
+    Ok(conveyor.client()?.line_diff(&id).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_create_line(
+    conveyor: State<'_, Conveyor>,
+    line: NewLine,
+) -> Result<Line, AppError> {
+    Ok(conveyor.client()?.create_line(&line).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_set_priority(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+    priority: i32,
+) -> Result<Line, AppError> {
+    Ok(conveyor.client()?.set_priority(&id, priority).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_cancel(conveyor: State<'_, Conveyor>, id: String) -> Result<Line, AppError> {
+    Ok(conveyor.client()?.cancel(&id).await?)
+}
+
+/// «Принял»: refused with `unmerged` when the branch holds work main lacks.
+#[tauri::command]
+pub async fn conveyor_accept(conveyor: State<'_, Conveyor>, id: String) -> Result<Line, AppError> {
+    Ok(conveyor.client()?.accept(&id).await?)
+}
+
+/// «Есть замечания»: the daemon resumes the line's session with the remarks.
+#[tauri::command]
+pub async fn conveyor_remarks(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+    text: String,
+) -> Result<Line, AppError> {
+    Ok(conveyor.client()?.remarks(&id, &text).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_review(conveyor: State<'_, Conveyor>) -> Result<Review, AppError> {
+    Ok(conveyor.client()?.review().await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_answer(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+    answer: Answer,
+) -> Result<Question, AppError> {
+    Ok(conveyor.client()?.answer(&id, &answer).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_budget(conveyor: State<'_, Conveyor>) -> Result<Budget, AppError> {
+    Ok(conveyor.client()?.budget().await?)
+}
+
+/// An OS notification; the page decides when (only "needs you" and "ready to accept").
+#[tauri::command]
+pub fn conveyor_notify<R: Runtime>(app: AppHandle<R>, notice: Notice) -> Result<(), AppError> {
+    tracing::info!(title = %notice.title, body = %notice.body, "notification");
+    app.notification()
+        .builder()
+        .title(&notice.title)
+        .body(&notice.body)
+        .show()
+        .map_err(|e| AppError::new(ErrorCode::Internal, format!("notification: {e}")))
+}

@@ -1,0 +1,509 @@
+//! The conveyor daemon as the app sees it: embedded in-process by default (its data in the
+//! app's data folder), or remote by URL and token; one [`conveyor_api::Client`] either way.
+//! The daemon's server-sent events are forwarded to the page as `conveyor-event`, and every
+//! change of the connection as `conveyor-status`.
+
+mod embedded;
+mod token;
+mod types;
+
+use std::path::PathBuf;
+use std::sync::{Mutex, RwLock};
+use std::time::Duration;
+
+use conveyor_api::{Client, ClientError};
+use serde::{Deserialize, Serialize};
+use tauri::{AppHandle, Emitter, Runtime};
+
+pub use embedded::embedded_config;
+pub use token::Tokens;
+pub use types::*;
+
+use crate::error::{AppError, ErrorCode};
+use crate::state::lock;
+
+/// The page's event with every daemon event.
+pub const EVENT: &str = "conveyor-event";
+/// The page's event with the connection's status.
+pub const STATUS: &str = "conveyor-status";
+
+/// Where the connection's files live.
+#[derive(Debug, Clone)]
+pub struct ConveyorPaths {
+    /// `conveyor.json`: mode and URL (never the token).
+    pub settings: PathBuf,
+    /// The embedded daemon's optional `conveyor.toml`.
+    pub embedded_config: PathBuf,
+    /// The embedded daemon's data folder.
+    pub embedded_data: PathBuf,
+}
+
+/// What `conveyor.json` holds.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Saved {
+    pub mode: ConnectionMode,
+    pub url: Option<String>,
+}
+
+impl Saved {
+    /// Reads `conveyor.json`; a missing file is the default (embedded).
+    ///
+    /// # Errors
+    /// `config_broken` naming the file when it does not parse.
+    pub fn load(path: &std::path::Path) -> Result<Saved, AppError> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).map_err(|e| {
+                AppError::new(
+                    ErrorCode::ConfigBroken,
+                    format!(
+                        "{}: line {}, column {}: {e}",
+                        path.display(),
+                        e.line(),
+                        e.column()
+                    ),
+                )
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Saved::default()),
+            Err(e) => Err(AppError::new(
+                ErrorCode::ConfigBroken,
+                format!("{}: {e}", path.display()),
+            )),
+        }
+    }
+
+    fn save(&self, path: &std::path::Path) -> Result<(), AppError> {
+        let fail = |e: std::io::Error| {
+            AppError::new(ErrorCode::Internal, format!("{}: {e}", path.display()))
+        };
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(fail)?;
+        }
+        let text = serde_json::to_string_pretty(self).unwrap_or_default();
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, text).map_err(fail)?;
+        std::fs::rename(&tmp, path).map_err(fail)
+    }
+}
+
+/// The connection. Calls take a clone of the client, so a slow call never holds a lock.
+#[derive(Debug)]
+pub struct Conveyor {
+    pub paths: ConveyorPaths,
+    pub tokens: Tokens,
+    client: RwLock<Option<Client>>,
+    status: Mutex<ConnectionStatus>,
+    /// One connection change at a time; holds the embedded daemon and the events task.
+    inner: tokio::sync::Mutex<Inner>,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    embedded: Option<conveyor::ServerHandle>,
+    events: Option<tauri::async_runtime::JoinHandle<()>>,
+}
+
+impl Conveyor {
+    pub fn new(paths: ConveyorPaths, tokens: Tokens) -> Conveyor {
+        Conveyor {
+            paths,
+            tokens,
+            client: RwLock::new(None),
+            status: Mutex::new(ConnectionStatus {
+                mode: ConnectionMode::Embedded,
+                url: None,
+                state: ConnectionState::Starting,
+                message: None,
+                daemon_version: None,
+            }),
+            inner: tokio::sync::Mutex::new(Inner::default()),
+        }
+    }
+
+    /// The client, when a daemon is set up.
+    ///
+    /// # Errors
+    /// `not_connected` before that.
+    pub fn client(&self) -> Result<Client, AppError> {
+        self.client
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+            .ok_or_else(|| {
+                let s = self.status();
+                AppError::new(
+                    ErrorCode::NotConnected,
+                    s.message
+                        .unwrap_or_else(|| "the conveyor daemon is not connected yet".into()),
+                )
+            })
+    }
+
+    pub fn status(&self) -> ConnectionStatus {
+        lock(&self.status).clone()
+    }
+
+    /// The settings as the page shows them.
+    ///
+    /// # Errors
+    /// When `conveyor.json` is broken.
+    pub fn view(&self) -> Result<ConnectionView, AppError> {
+        let saved = Saved::load(&self.paths.settings)?;
+        let token = self.tokens.load();
+        Ok(ConnectionView {
+            mode: saved.mode,
+            url: saved.url,
+            token_set: token.is_some(),
+            token_store: token.map(|(_, s)| s),
+            embedded_config: self.paths.embedded_config.display().to_string(),
+            embedded_data: self.paths.embedded_data.display().to_string(),
+        })
+    }
+
+    fn set_status<R: Runtime>(&self, app: &AppHandle<R>, s: ConnectionStatus) {
+        let changed = {
+            let mut cur = lock(&self.status);
+            let changed = *cur != s;
+            *cur = s.clone();
+            changed
+        };
+        if changed {
+            tracing::info!(state = ?s.state, url = ?s.url, message = ?s.message, "conveyor connection");
+            let _ = app.emit(STATUS, s);
+        }
+    }
+
+    /// Connects as `conveyor.json` says (at start-up).
+    pub async fn start<R: Runtime>(&self, app: &AppHandle<R>) {
+        let saved = match Saved::load(&self.paths.settings) {
+            Ok(s) => s,
+            Err(e) => {
+                self.set_status(
+                    app,
+                    ConnectionStatus {
+                        mode: ConnectionMode::Embedded,
+                        url: None,
+                        state: ConnectionState::Failed,
+                        message: Some(e.message),
+                        daemon_version: None,
+                    },
+                );
+                return;
+            }
+        };
+        self.setup(app, &saved).await;
+    }
+
+    /// Saves new settings (and token) and connects with them.
+    ///
+    /// # Errors
+    /// `config_invalid` (field `url` or `token`) when a remote daemon lacks either.
+    pub async fn connect<R: Runtime>(
+        &self,
+        app: &AppHandle<R>,
+        req: ConnectRequest,
+    ) -> Result<ConnectionStatus, AppError> {
+        let url = req.url.map(|u| u.trim().trim_end_matches('/').to_string());
+        let url = url.filter(|u| !u.is_empty());
+        if req.mode == ConnectionMode::Remote {
+            let Some(u) = &url else {
+                return Err(invalid("url", "the remote daemon's URL is required"));
+            };
+            if !(u.starts_with("http://") || u.starts_with("https://")) {
+                return Err(invalid(
+                    "url",
+                    format!("{u}: the URL must start with http:// or https://"),
+                ));
+            }
+            match req.token.as_deref().map(str::trim) {
+                Some(t) if !t.is_empty() => {
+                    self.tokens.save(t)?;
+                }
+                _ if self.tokens.load().is_none() => {
+                    return Err(invalid("token", "the remote daemon's token is required"));
+                }
+                _ => {}
+            }
+        }
+        let saved = Saved {
+            mode: req.mode,
+            url: url.or_else(|| Saved::load(&self.paths.settings).ok().and_then(|s| s.url)),
+        };
+        saved.save(&self.paths.settings)?;
+        self.setup(app, &saved).await;
+        Ok(self.status())
+    }
+
+    /// Tears down the current connection and sets up the one `saved` describes.
+    async fn setup<R: Runtime>(&self, app: &AppHandle<R>, saved: &Saved) {
+        let mut inner = self.inner.lock().await;
+        if let Some(t) = inner.events.take() {
+            t.abort();
+        }
+        *self
+            .client
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+        let starting = |url: Option<String>| ConnectionStatus {
+            mode: saved.mode,
+            url,
+            state: ConnectionState::Starting,
+            message: None,
+            daemon_version: None,
+        };
+        let client = match saved.mode {
+            ConnectionMode::Remote => {
+                if let Some(h) = inner.embedded.take() {
+                    h.stop().await;
+                }
+                self.set_status(app, starting(saved.url.clone()));
+                let (Some(url), Some((token, _))) = (saved.url.clone(), self.tokens.load()) else {
+                    self.set_status(
+                        app,
+                        ConnectionStatus {
+                            state: ConnectionState::Failed,
+                            message: Some("the remote daemon needs a URL and a token".into()),
+                            ..starting(saved.url.clone())
+                        },
+                    );
+                    return;
+                };
+                Client::new(url, Some(token))
+            }
+            ConnectionMode::Embedded => {
+                if inner.embedded.is_none() {
+                    self.set_status(app, starting(None));
+                    match embedded::start(&self.paths).await {
+                        Ok(h) => inner.embedded = Some(h),
+                        Err(e) => {
+                            self.set_status(
+                                app,
+                                ConnectionStatus {
+                                    state: ConnectionState::Failed,
+                                    message: Some(format!("{e:#}")),
+                                    ..starting(None)
+                                },
+                            );
+                            return;
+                        }
+                    }
+                }
+                let h = inner.embedded.as_ref().expect("started above");
+                let token = h.shared().token.clone();
+                Client::new(format!("http://{}", h.addr), Some(token))
+            }
+        };
+        *self
+            .client
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
+        let url = Some(client_url(&client, saved, inner.embedded.as_ref()));
+        let first = check(&client, saved.mode, url.clone()).await;
+        self.set_status(app, first);
+        let app2 = app.clone();
+        let mode = saved.mode;
+        inner.events = Some(tauri::async_runtime::spawn(async move {
+            forward_events(app2, client, mode, url).await;
+        }));
+    }
+
+    /// Stops the embedded daemon (its running agents too) and the events task.
+    pub async fn shutdown(&self) {
+        let mut inner = self.inner.lock().await;
+        if let Some(t) = inner.events.take() {
+            t.abort();
+        }
+        if let Some(h) = inner.embedded.take() {
+            h.stop().await;
+        }
+    }
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> AppError {
+    AppError {
+        code: ErrorCode::ConfigInvalid,
+        message: message.into(),
+        field: Some(field.into()),
+    }
+}
+
+fn client_url(
+    _client: &Client,
+    saved: &Saved,
+    embedded: Option<&conveyor::ServerHandle>,
+) -> String {
+    match (saved.mode, embedded) {
+        (ConnectionMode::Embedded, Some(h)) => format!("http://{}", h.addr),
+        _ => saved.url.clone().unwrap_or_default(),
+    }
+}
+
+/// Whether a daemon of version `theirs` speaks our API: the same major version, and before
+/// 1.0 the same minor one.
+pub fn compatible(ours: &str, theirs: &str) -> bool {
+    let parts = |v: &str| -> Vec<u64> {
+        v.split(['.', '-', '+'])
+            .take(2)
+            .map(|p| p.parse().unwrap_or(u64::MAX))
+            .collect()
+    };
+    let (a, b) = (parts(ours), parts(theirs));
+    match (a.first(), b.first()) {
+        (Some(0), Some(0)) => a.get(1) == b.get(1),
+        (Some(x), Some(y)) => x == y,
+        _ => false,
+    }
+}
+
+/// Asks the daemon who it is (`/api/health`, no token) and whether the token is good (an
+/// authenticated call).
+pub async fn check(client: &Client, mode: ConnectionMode, url: Option<String>) -> ConnectionStatus {
+    let status = |state, message: Option<String>, version: Option<String>| ConnectionStatus {
+        mode,
+        url: url.clone(),
+        state,
+        message,
+        daemon_version: version,
+    };
+    let health = match client.health().await {
+        Ok(h) => h,
+        Err(e) => return status(state_of(&e), Some(describe(&e, url.as_deref())), None),
+    };
+    let ours = env!("CARGO_PKG_VERSION");
+    if !compatible(ours, &health.version) {
+        return status(
+            ConnectionState::VersionMismatch,
+            Some(format!(
+                "the daemon is version {}, this app speaks {ours}",
+                health.version
+            )),
+            Some(health.version),
+        );
+    }
+    match client.budget().await {
+        Ok(_) => status(ConnectionState::Connected, None, Some(health.version)),
+        Err(e) => status(
+            state_of(&e),
+            Some(describe(&e, url.as_deref())),
+            Some(health.version),
+        ),
+    }
+}
+
+fn state_of(e: &ClientError) -> ConnectionState {
+    match e {
+        ClientError::Api { status: 401, .. } => ConnectionState::Unauthorized,
+        ClientError::Transport(_) => ConnectionState::Unreachable,
+        _ => ConnectionState::Failed,
+    }
+}
+
+fn describe(e: &ClientError, url: Option<&str>) -> String {
+    let at = url.unwrap_or("the daemon");
+    match e {
+        ClientError::Api { status: 401, .. } => format!("{at} refused the token (401)"),
+        ClientError::Transport(t) => format!("{at} does not answer: {t}"),
+        other => format!("{at}: {other}"),
+    }
+}
+
+/// Forwards the daemon's events to the page; reconnects with a growing pause when the stream
+/// breaks, and keeps the status true meanwhile.
+async fn forward_events<R: Runtime>(
+    app: AppHandle<R>,
+    client: Client,
+    mode: ConnectionMode,
+    url: Option<String>,
+) {
+    use tauri::Manager as _;
+    let mut pause = Duration::from_millis(250);
+    loop {
+        let st = app.state::<Conveyor>();
+        match client.events().await {
+            Ok(mut stream) => {
+                let s = check(&client, mode, url.clone()).await;
+                let ok = s.state == ConnectionState::Connected;
+                st.set_status(&app, s);
+                if ok {
+                    pause = Duration::from_millis(250);
+                    // Something may have happened while the stream was down.
+                    let _ = app.emit(EVENT, resync_event());
+                }
+                while let Some(ev) = stream.next().await {
+                    match ev {
+                        Ok(ev) => {
+                            let _ = app.emit(EVENT, ev);
+                        }
+                        Err(e) => {
+                            tracing::warn!(error = %e, "conveyor event stream broke");
+                            break;
+                        }
+                    }
+                }
+                st.set_status(&app, check(&client, mode, url.clone()).await);
+            }
+            Err(e) => st.set_status(
+                &app,
+                ConnectionStatus {
+                    mode,
+                    url: url.clone(),
+                    state: state_of(&e),
+                    message: Some(describe(&e, url.as_deref())),
+                    daemon_version: None,
+                },
+            ),
+        }
+        // Waiting to reconnect (not a test's sleep): the daemon is down or restarting.
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(10));
+    }
+}
+
+/// A synthetic event telling the page to reload everything (after a reconnect).
+fn resync_event() -> conveyor_api::Event {
+    conveyor_api::Event {
+        seq: 0,
+        kind: conveyor_api::EventKind::Project,
+        line_id: None,
+        project_id: None,
+        step_n: None,
+        state: None,
+        detail: Some("resync".into()),
+        at: chrono::Utc::now().to_rfc3339(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions_are_compatible_by_major_and_before_1_0_by_minor() {
+        assert!(compatible("0.1.0", "0.1.7"));
+        assert!(!compatible("0.1.0", "0.2.0"));
+        assert!(compatible("1.2.0", "1.9.1"));
+        assert!(!compatible("1.2.0", "2.0.0"));
+        assert!(!compatible("0.1.0", "garbage"));
+    }
+
+    #[test]
+    fn saved_settings_default_to_embedded_and_name_a_broken_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("conveyor.json");
+        assert_eq!(Saved::load(&p).unwrap().mode, ConnectionMode::Embedded);
+        let s = Saved {
+            mode: ConnectionMode::Remote,
+            url: Some("http://h:1".into()),
+        };
+        s.save(&p).unwrap();
+        assert_eq!(Saved::load(&p).unwrap(), s);
+        std::fs::write(&p, "{\"mode\": \"remote\",\n \"tokn\": 1}").unwrap();
+        let e = Saved::load(&p).unwrap_err();
+        assert_eq!(e.code, ErrorCode::ConfigBroken);
+        assert!(
+            e.message.contains("conveyor.json") && e.message.contains("line 2"),
+            "{}",
+            e.message
+        );
+    }
+}

@@ -1,0 +1,182 @@
+// Generated from crates/conveyor-api by ts-rs (`UPDATE_BINDINGS=1 cargo test -p conveyor-api`).
+// Do not edit by hand.
+
+export type Health = { status: string, version: string, };
+
+export type ApiErrorBody = { code: string, message: string, };
+
+export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
+
+export type NewProject = { name: string, repo_path: string, main_branch?: string, };
+
+export type LineState = "queued" | "planning" | "running" | "waiting_budget" | "waiting_answer" | "gate" | "fixing" | "merging" | "deploying" | "awaiting_acceptance" | "accepted" | "needs_human" | "rolled_back" | "blocked" | "cancelled";
+
+export type Level = "light" | "medium" | "full";
+
+export type Line = { id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
+/**
+ * Why the line stopped or waits, in words.
+ */
+reason: string | null, park_until: string | null, steps: Array<Step>, 
+/**
+ * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
+ */
+cost_usd: number, created_at: string, updated_at: string, };
+
+export type LineDetail = { journal: Array<JournalEntry>, budget: LineBudget, id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
+/**
+ * Why the line stopped or waits, in words.
+ */
+reason: string | null, park_until: string | null, steps: Array<Step>, 
+/**
+ * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
+ */
+cost_usd: number, created_at: string, updated_at: string, };
+
+export type LineBudget = { cost_usd: number, runs: number, tokens: Tokens, };
+
+export type NewLine = { project_id: string, title: string, task: string, priority?: number, };
+
+export type LinePatch = { priority: number, };
+
+export type Remarks = { text: string, };
+
+export type StepKind = "planner" | "executor" | "reviewer" | "tester" | "skeptic" | "fixer" | "remarks";
+
+export type StepState = "pending" | "running" | "done" | "failed" | "interrupted" | "cancelled";
+
+export type Step = { id: string, n: number, kind: StepKind, title: string, state: StepState, attempts: number, 
+/**
+ * Summed over attempts.
+ */
+cost_usd: number, tokens: Tokens, error: string | null, 
+/**
+ * Wall time of the step's runs, summed over attempts (a running attempt counts up to
+ * now); none before the first run.
+ */
+duration_ms: number | null, };
+
+export type Tokens = { input: number, output: number, cache_read: number, cache_write: number, };
+
+export type JournalKind = "fork" | "question" | "decided" | "uncovered";
+
+export type JournalEntry = { id: number, line_id: string, step_id: string | null, kind: JournalKind | null, text: string | null, options: Array<string>, default: string | null, why: string | null, reversible: boolean | null, expensive: boolean | null, valid: boolean, error: string | null, raw: string, created_at: string, };
+
+export type QuestionStatus = "unvalidated" | "validated" | "answered" | "dismissed";
+
+export type Question = { id: string, line_id: string, project_id: string, text: string, options: Array<string>, default: string | null, why: string | null, reversible: boolean | null, expensive: boolean | null, status: QuestionStatus, answer: string | null, created_at: string, };
+
+export type Answer = { option?: string, text?: string, };
+
+export type Review = { projects: Array<ReviewProject>, };
+
+export type ReviewProject = { project_id: string, name: string, 
+/**
+ * Validated questions with options (empty until the judge exists).
+ */
+questions: Array<Question>, 
+/**
+ * Questions nobody has validated yet.
+ */
+unvalidated: Array<Question>, 
+/**
+ * The collapsed "decided by default" list.
+ */
+decided: Array<JournalEntry>, };
+
+export type Budget = { 
+/**
+ * Every configured pool, in the order window, weekly, monthly.
+ */
+pools: Array<BudgetPool>, 
+/**
+ * Estimates of the steps running now (counted against every pool).
+ */
+running_estimate_usd: number, 
+/**
+ * Per step kind: what history says a step costs.
+ */
+kinds: Array<KindStats>, 
+/**
+ * Steps cut by a usage limit or by their `--max-budget-usd` cap.
+ */
+misses: Misses, 
+/**
+ * No step starts before this (a usage limit of the account).
+ */
+park_until: string | null, last_rate_limit: RateLimit | null, };
+
+export type PoolKind = "window" | "weekly" | "monthly";
+
+export type BudgetPool = { kind: PoolKind, 
+/**
+ * The pool's span in seconds (the calendar month: its length).
+ */
+span_secs: number, spent_usd: number, threshold_usd: number, 
+/**
+ * When the pool next has room again (the oldest spending leaves a rolling pool, or
+ * the month turns); none when nothing is spent.
+ */
+resets_at: string | null, 
+/**
+ * The server's own utilisation of this pool (0..1), when a `rate_limit_event` said.
+ */
+utilization: number | null, };
+
+export type KindStats = { kind: StepKind, 
+/**
+ * Finished runs counted.
+ */
+count: number, median_usd: number | null, 
+/**
+ * The high quantile (p90) of the finished runs' cost.
+ */
+high_usd: number | null, 
+/**
+ * The estimate the policy uses now for a step of this kind (margin included).
+ */
+estimate_usd: number, };
+
+export type Misses = { total: number, 
+/**
+ * In the last 24 hours.
+ */
+recent: number, 
+/**
+ * Set when misses are frequent ("steps too large: cut them finer").
+ */
+advice: string | null, };
+
+export type RateLimit = { status: string, resets_at: string | null, rate_limit_type: string | null, utilization: number | null, observed_at: string, };
+
+export type LineDiff = { 
+/**
+ * The fork point on main; none when the branch is gone (an accepted line).
+ */
+base: string | null, 
+/**
+ * The branch's tip.
+ */
+head: string | null, files: Array<FileDiff>, };
+
+export type FileDiff = { 
+/**
+ * The path after the change (before it, for a deleted file).
+ */
+path: string, 
+/**
+ * `added`, `modified`, `deleted` or `renamed`.
+ */
+change: string, 
+/**
+ * The unified hunks (`@@ … @@` headers and ` `, `+`, `-` lines); empty for binary files.
+ */
+patch: string, binary: boolean, };
+
+export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget";
+
+export type Event = { seq: number, kind: EventKind, line_id: string | null, project_id: string | null, step_n: number | null, 
+/**
+ * The new state of the line or step, when the event is a state change.
+ */
+state: string | null, detail: string | null, at: string, };
