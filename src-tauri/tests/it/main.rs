@@ -121,3 +121,150 @@ fn language_preference_defaults_to_russian_and_persists() {
     let err = invoke(&app, "save_prefs", json!({"prefs": {"language": "xx"}})).unwrap_err();
     assert_eq!(err["code"], "config_invalid");
 }
+
+/// Polls `conveyor_status` until `done` holds (the connection is made off the main thread).
+fn wait_status(
+    app: &App,
+    what: &str,
+    done: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let s = invoke(app, "conveyor_status", json!({})).unwrap();
+        if done(&s) {
+            return s;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: last status {s}"
+        );
+        std::thread::park_timeout(std::time::Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn with_no_remote_set_the_embedded_daemon_starts_in_the_data_folder() {
+    let app = app();
+    let s = wait_status(&app, "embedded connected", |s| s["state"] != "starting");
+    assert_eq!(
+        (s["mode"].as_str(), s["state"].as_str()),
+        (Some("embedded"), Some("connected")),
+        "{s}"
+    );
+    assert!(
+        s["url"].as_str().unwrap().starts_with("http://127.0.0.1:"),
+        "{s}"
+    );
+    let view = invoke(&app, "conveyor_connection", json!({})).unwrap();
+    let data = std::path::PathBuf::from(view["embedded_data"].as_str().unwrap());
+    assert!(
+        data.join("conveyor.sqlite").exists() || data.read_dir().unwrap().next().is_some(),
+        "{}",
+        data.display()
+    );
+    assert_eq!(
+        invoke(&app, "conveyor_projects", json!({})).unwrap(),
+        json!([])
+    );
+    let budget = invoke(&app, "conveyor_budget", json!({})).unwrap();
+    assert_eq!(budget["pools"][0]["kind"], "window");
+    // An unknown line: the daemon's 404 arrives as a stable code, not a crash.
+    let e = invoke(&app, "conveyor_line", json!({"id": "nope"})).unwrap_err();
+    assert_eq!(e["code"], "daemon", "{e}");
+}
+
+#[test]
+fn a_remote_daemon_wrong_token_unreachable_and_right_token() {
+    // SAFETY: as in `isolate`; set before any thread starts.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("PULT_NO_KEYRING", "1");
+    }
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = rt.block_on(async {
+        let mut cfg = conveyor::Config::new(dir.path().join("data"));
+        cfg.listen = "127.0.0.1:0".parse().unwrap();
+        cfg.token = Some("right-token".into());
+        cfg.run_lines = false;
+        conveyor::start(cfg).await.unwrap()
+    });
+    let url = format!("http://{}", daemon.addr);
+    let app = app();
+    wait_status(&app, "embedded settled", |s| s["state"] != "starting");
+
+    // No URL: the field is named.
+    let e = invoke(
+        &app,
+        "conveyor_connect",
+        json!({"request": {"mode": "remote", "url": " ", "token": "x"}}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e["code"].as_str(), e["field"].as_str()),
+        (Some("config_invalid"), Some("url")),
+        "{e}"
+    );
+
+    let s = invoke(
+        &app,
+        "conveyor_connect",
+        json!({"request": {"mode": "remote", "url": url, "token": "wrong"}}),
+    )
+    .unwrap();
+    assert_eq!(s["state"], "unauthorized", "{s}");
+    assert!(s["message"].as_str().unwrap().contains("401"), "{s}");
+    let e = invoke(&app, "conveyor_projects", json!({})).unwrap_err();
+    assert_eq!(e["code"], "unauthorized", "{e}");
+
+    // The right token (kept: a later connect without one reuses it), stored outside
+    // conveyor.json in a file only the user reads.
+    let s = invoke(
+        &app,
+        "conveyor_connect",
+        json!({"request": {"mode": "remote", "url": url, "token": "right-token"}}),
+    )
+    .unwrap();
+    assert_eq!(s["state"], "connected", "{s}");
+    let s = invoke(
+        &app,
+        "conveyor_connect",
+        json!({"request": {"mode": "remote", "url": url, "token": null}}),
+    )
+    .unwrap();
+    assert_eq!(s["state"], "connected", "{s}");
+    let view = invoke(&app, "conveyor_connection", json!({})).unwrap();
+    assert_eq!(
+        (
+            view["mode"].as_str(),
+            view["token_set"].as_bool(),
+            view["token_store"].as_str()
+        ),
+        (Some("remote"), Some(true), Some("file"))
+    );
+    let data = std::path::PathBuf::from(view["embedded_data"].as_str().unwrap());
+    let saved = std::fs::read_to_string(data.with_file_name("conveyor.json")).unwrap();
+    assert!(!saved.contains("right-token"), "{saved}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let meta = std::fs::metadata(data.with_file_name("conveyor-token")).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600);
+    }
+    assert_eq!(
+        invoke(&app, "conveyor_projects", json!({})).unwrap(),
+        json!([])
+    );
+
+    // The daemon goes away: unreachable, said as such.
+    rt.block_on(daemon.stop());
+    let s = invoke(
+        &app,
+        "conveyor_connect",
+        json!({"request": {"mode": "remote", "url": url, "token": null}}),
+    )
+    .unwrap();
+    assert_eq!(s["state"], "unreachable", "{s}");
+    let e = invoke(&app, "conveyor_budget", json!({})).unwrap_err();
+    assert_eq!(e["code"], "daemon_unreachable", "{e}");
+}

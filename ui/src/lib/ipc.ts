@@ -41,7 +41,6 @@ import type {
 } from './generated/conveyor';
 
 export type * from './generated/types';
-export type * from './generated/conveyor';
 
 export class IpcError extends Error {
   constructor(
