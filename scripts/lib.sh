@@ -28,7 +28,7 @@ apt_pkgs() {
 }
 
 # The system packages the desktop app needs to build (webkit2gtk) and to be tested headless.
-TAURI_BUILD_PKGS=(libwebkit2gtk-4.1-dev build-essential pkg-config libssl-dev file)
+TAURI_BUILD_PKGS=(libwebkit2gtk-4.1-dev libdbus-1-dev build-essential pkg-config libssl-dev file)
 TAURI_TEST_PKGS=(xvfb xauth webkit2gtk-driver)
 
 # npm_deps: install the node packages of package-lock.json when node_modules is missing or
@@ -42,8 +42,9 @@ npm_deps() {
   fi
 }
 
-# build_app: the front end, then the desktop app (debug; the front end is embedded in it).
+# build_app: the front end, then the desktop app (debug; the front end is embedded in it),
+# and `conveyord` (the remote daemon the e2e tests start on their own port).
 build_app() {
   npx vite build ui --logLevel warn
-  cargo build -p pult --quiet
+  cargo build -p pult -p conveyor --bins --quiet
 }

@@ -1,0 +1,86 @@
+// Pieces shared by the conveyor e2e tests: a sample git repository, the scripted Anthropic
+// mock (tests/fixtures/mock-anthropic.mjs, a real server on loopback) and the environment the
+// real `claude` binary needs to talk to it and nothing else.
+import { execFileSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { ROOT } from './harness.mjs';
+
+export const CLAUDE = path.join(ROOT, 'node_modules', '.bin', 'claude');
+const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
+export const CONVEYORD = path.join(TARGET, 'debug', 'conveyord');
+
+export function git(dir, ...args) {
+  return execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
+}
+
+/** A fresh repository on `main` with `files` committed. */
+export function makeRepo(dir, files) {
+  fs.mkdirSync(dir, { recursive: true });
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'e2e');
+  git(dir, 'config', 'user.email', 'e2e@localhost');
+  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'init');
+}
+
+/** Starts the mock Anthropic API; resolves to { url, script, log, stop }. */
+export function startMock() {
+  const child = spawn(process.execPath, [path.join(ROOT, 'tests', 'fixtures', 'mock-anthropic.mjs')], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('exit', (c) => reject(new Error(`mock exited with ${c}`)));
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /LISTENING (\d+)/.exec(out);
+      if (!m) return;
+      child.stdout.removeAllListeners('data');
+      child.removeAllListeners('exit');
+      const url = `http://127.0.0.1:${m[1]}`;
+      resolve({
+        url,
+        async script(session, steps) {
+          const r = await fetch(`${url}/_mock/script`, {
+            method: 'POST',
+            body: JSON.stringify({ session, steps }),
+          });
+          if (r.status !== 204) throw new Error(`mock script: ${r.status}`);
+        },
+        async log() {
+          return (await fetch(`${url}/_mock/log`)).json();
+        },
+        stop() {
+          child.kill('SIGTERM');
+        },
+      });
+    });
+  });
+}
+
+/** The `agent_env` table (TOML) that points the CLI at the mock only (notes/claude-cli.md). */
+export function agentEnvToml(mock, home) {
+  const env = {
+    HOME: home,
+    ANTHROPIC_BASE_URL: mock.url,
+    ANTHROPIC_API_KEY: 'sk-test',
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+    DISABLE_AUTOUPDATER: '1',
+    DISABLE_TELEMETRY: '1',
+    DISABLE_ERROR_REPORTING: '1',
+    CLAUDE_CODE_MAX_RETRIES: '0',
+  };
+  return '[agent_env]\n' + Object.entries(env).map(([k, v]) => `${k} = ${JSON.stringify(v)}`).join('\n') + '\n';
+}
+
+/** A Bash tool call, as the mock scripts it. */
+export const bash = (command) => ({ tool: 'Bash', input: { command, description: 'scripted by the e2e test' } });
+export const text = (t) => ({ text: t });
+export const writePlan = (plan) => bash(`cat > "$CONVEYOR_PLAN" <<'PLAN'\n${JSON.stringify(plan, null, 2)}\nPLAN`);
+
+/** Whether `file` is readable by its owner only. */
+export function ownerOnly(file) {
+  return (fs.statSync(file).mode & 0o777) === 0o600;
+}
