@@ -10,6 +10,9 @@ apt_pkgs "${TAURI_BUILD_PKGS[@]}"
 npm_deps
 build_app
 app="${CARGO_TARGET_DIR:-$root/target}/debug/pult"
+# The embedded conveyor daemon runs `claude`: the pinned one from npm unless one is on PATH
+# already (or `claude_bin` is set in the daemon's conveyor.toml, see the README).
+if ! command -v claude >/dev/null 2>&1; then export PATH="$PATH:$root/node_modules/.bin"; fi
 args=()
 for a in "$@"; do
   # A relative folder is relative to where `npm start` was typed.
