@@ -247,7 +247,12 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
 
     let (s, v) = call(&api, "GET", "/api/budget", Some(TOKEN), None).await;
     assert_eq!(s, StatusCode::OK);
-    assert_eq!(v["window_secs"], 18000);
+    assert_eq!(v["pools"][0]["kind"], "window");
+    assert_eq!(v["pools"][0]["span_secs"], 18000);
+    assert_eq!(v["pools"][0]["threshold_usd"], 50.0);
+    assert_eq!(v["pools"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["kinds"].as_array().map(Vec::len), Some(7), "{v}");
+    assert_eq!(v["misses"]["total"], 0);
     let (s, v) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
     assert_eq!(
         (s, v["projects"].as_array().map(Vec::len)),
