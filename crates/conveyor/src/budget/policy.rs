@@ -97,7 +97,8 @@ pub struct Snapshot {
 
 impl Snapshot {
     pub fn running_usd(&self) -> f64 {
-        self.running.iter().sum()
+        // A fold from +0.0: an empty float `sum()` is -0.0, shown as "-0.0000".
+        self.running.iter().fold(0.0, |a, b| a + b)
     }
 }
 
@@ -297,8 +298,7 @@ impl Policy {
                 .runs
                 .iter()
                 .filter(|r| r.finished_ms >= start && r.finished_ms <= now)
-                .map(|r| r.cost_usd)
-                .sum();
+                .fold(0.0, |a, r| a + r.cost_usd);
             pools.push(Pool {
                 kind: PoolKind::Monthly,
                 span_ms: next - start,
@@ -349,7 +349,7 @@ impl Policy {
             kind,
             span_ms: span,
             threshold_usd: threshold,
-            spent_usd: leaves.iter().map(|(_, c)| c).sum(),
+            spent_usd: leaves.iter().fold(0.0, |a, (_, c)| a + c),
             utilization,
             leaves,
         }
@@ -881,6 +881,20 @@ mod tests {
         let (total, recent, advice) = p.misses(&runs, NOW);
         assert_eq!((total, recent), (4, 3));
         assert!(advice.unwrap().contains("cut them finer"));
+    }
+
+    #[test]
+    fn nothing_spent_is_plus_zero() {
+        let p = Policy::new(BudgetConfig {
+            weekly_threshold_usd: Some(1.0),
+            monthly_threshold_usd: Some(1.0),
+            ..cfg()
+        });
+        let s = snap(vec![]);
+        for pool in p.pools(&s) {
+            assert!(pool.spent_usd.is_sign_positive(), "{pool:?}");
+        }
+        assert!(s.running_usd().is_sign_positive());
     }
 
     #[test]
