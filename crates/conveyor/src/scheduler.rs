@@ -149,7 +149,11 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         {
             continue;
         }
-        if l.park_until.is_some_and(|t| t > now) {
+        // A line waiting for the budget is asked again on every pass (its `park_until` is the
+        // budget's forecast, and the account's park is checked below): room can come sooner
+        // than forecast (a running step cost less than its estimate), and the best line must
+        // have the first claim on it, not the shorter steps packed below it.
+        if l.state() != LineState::WaitingBudget && l.park_until.is_some_and(|t| t > now) {
             taken.insert(l.project_id.clone());
             continue;
         }
@@ -181,8 +185,9 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     }
                     Decision::Wait { until_ms, reason } => {
                         taken.insert(l.project_id.clone());
+                        // Not a new event every pass for the same wait.
                         if l.state() != LineState::WaitingBudget
-                            || l.park_until != Some(until_ms)
+                            || l.park_until.is_none_or(|t| (t - until_ms).abs() > 60_000)
                             || l.reason.as_deref() != Some(reason.as_str())
                         {
                             sh.set_line_state(
@@ -335,6 +340,47 @@ mod tests {
             assert!(l.reason.unwrap_or_default().starts_with("budget:"), "{id}");
             assert!(l.park_until.is_some_and(|t| t > now_ms()), "{id}");
         }
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A line waiting for the budget is asked again on every pass: when room comes before the
+    /// forecast in its `park_until`, the best line takes it before anyone below.
+    #[tokio::test]
+    async fn a_waiting_line_takes_room_that_comes_before_its_forecast() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(
+            &tmp.path().join("data"),
+            "slots = 2\n[budget]\nwindow_secs = 3600\nthreshold_usd = 10.0\nmargin = 0.0\ncold_start_usd = { planner = 4.0 }",
+        )
+        .await;
+        let sh = d.shared().clone();
+        // 7 spent: room 3, the planner needs 4.
+        spent(&sh, "other", 7.0, 60_000).await;
+        rows::line(&sh.store, "p1", "best", 9, "queued").await;
+        assert!(choose(&sh).await.unwrap().is_empty());
+        let l = sh.store.line("best").await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::WaitingBudget);
+        let forecast = l.park_until.unwrap();
+        assert!(
+            forecast > now_ms() + 50 * 60_000,
+            "when the 7 leaves the window"
+        );
+        // The next pass again: the same wait is not written (nor announced) again.
+        sqlx::query("UPDATE lines SET updated_at = 0 WHERE id = 'best'")
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        assert!(choose(&sh).await.unwrap().is_empty());
+        assert_eq!(sh.store.line("best").await.unwrap().unwrap().updated_at, 0);
+        // Room comes sooner (that spending turns out smaller), and a line below arrives too.
+        sqlx::query("UPDATE runs SET cost_usd = 2.0 WHERE cost_usd = 7.0")
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        rows::line(&sh.store, "p2", "below", 1, "queued").await;
+        let chosen = choose(&sh).await.unwrap();
+        assert_eq!(ids(&chosen), ["best", "below"]);
         drop(sh);
         d.stop().await;
     }
