@@ -566,3 +566,38 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     }
     api.handle.stop().await;
 }
+
+/// `conveyord budget` prints the running daemon's budget; with a wrong token it fails and says
+/// why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conveyord_budget_prints_the_pools_kinds_and_misses() {
+    let api = api_only().await;
+    let url = format!("http://{}", api.handle.addr);
+    let run = |token: &'static str| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_conveyord"))
+                .args(["budget", "--url", &url, "--token", token])
+                .env("RUST_BACKTRACE", "0")
+                .output()
+                .unwrap()
+        })
+    };
+    let ok = run(TOKEN).await.unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    let out = String::from_utf8_lossy(&ok.stdout);
+    for want in [
+        "pools:",
+        "window",
+        "$0.0000 of    $50.00",
+        "executor",
+        "misses: 0 in all",
+    ] {
+        assert!(out.contains(want), "{want:?} missing in:\n{out}");
+    }
+    let bad = run("wrong").await.unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("401"), "{err}");
+    api.handle.stop().await;
+}
