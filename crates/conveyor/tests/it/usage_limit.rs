@@ -116,6 +116,21 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
         "{} vs {paid}",
         s2.cost_usd
     );
+    // The cut attempt is a miss: counted, and it raises the executor's estimate (its one
+    // finished run is below the cold start of 2.0, which still bounds it: 2.0 × 1.15 margin ×
+    // 1.5 per miss).
+    let budget = c.budget().await.unwrap();
+    assert_eq!(budget.misses.total, 1);
+    let exec = budget
+        .kinds
+        .iter()
+        .find(|k| k.kind == conveyor_api::StepKind::Executor)
+        .unwrap();
+    assert_eq!(exec.count, 1);
+    assert!(
+        (exec.estimate_usd - 2.0 * 1.15 * 1.5).abs() < 1e-9,
+        "{exec:?}"
+    );
     handle.stop().await;
 }
 
