@@ -1,7 +1,7 @@
 //! The night simulator: seeded synthetic nights of lines and step costs replayed through the
 //! real budget policy (`conveyor::budget::Policy`, the code the daemon's scheduler calls) with
-//! a virtual clock, against first-come-first-served admission and an upper bound on the
-//! offline optimum. `scripts/bench-budget.sh` runs it in release; `docs/benchmarks.md` has
+//! a virtual clock, against first-come-first-served admission, an oracle with perfect estimates
+//! and an upper bound on the offline optimum. `scripts/bench-budget.sh` runs it in release; `docs/benchmarks.md` has
 //! the figures and what each column means.
 //!
 //! The model, one tick per virtual minute:
@@ -16,7 +16,9 @@
 //!   to estimate × `max_budget_factor`; a step that reaches it is cut (a miss).
 //! - `fcfs` starts the next step of the earliest line whenever a slot is free, with no budget
 //!   check and no cap; only the account's limit stops it. `no-packing` is the policy with
-//!   head-of-line blocking (the first step that does not fit stops admission).
+//!   head-of-line blocking (the first step that does not fit stops admission). `oracle` is the
+//!   policy's rule and packing with every step's true cost as its estimate (and no cap): a
+//!   feasible schedule, so a lower bound on the optimum, as the printed bound is an upper one.
 //!
 //! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--hours H]`
 
@@ -107,6 +109,9 @@ enum Mode {
     Policy,
     NoPacking,
     Fcfs,
+    /// The policy's rule and packing with every step's true cost as its estimate: what
+    /// perfect estimates would give (a feasible schedule, so a lower bound on the optimum).
+    Oracle,
 }
 
 impl Mode {
@@ -115,6 +120,7 @@ impl Mode {
             Mode::Policy => "policy",
             Mode::NoPacking => "no-packing",
             Mode::Fcfs => "fcfs",
+            Mode::Oracle => "oracle",
         }
     }
 }
@@ -403,7 +409,11 @@ fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bo
             let kind = l.steps[l.next].kind;
             let (estimate, cap) = match mode {
                 Mode::Fcfs => (0.0, None),
-                Mode::Policy | Mode::NoPacking => match policy.decide(&snap, kind, &l.project) {
+                Mode::Policy | Mode::NoPacking | Mode::Oracle => match if mode == Mode::Oracle {
+                    policy.decide_for(&snap, kind, l.steps[l.next].cost)
+                } else {
+                    policy.decide(&snap, kind, &l.project)
+                } {
                     Decision::Start { estimate_usd } => {
                         // Over-admission: the policy's own count above a threshold (only the
                         // "larger than the pool, into an empty pool" rule may do it).
@@ -415,7 +425,12 @@ fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bo
                             }
                         }
                         snap.running.push(estimate_usd);
-                        (estimate_usd, policy.max_budget(estimate_usd))
+                        let cap = if mode == Mode::Oracle {
+                            None
+                        } else {
+                            policy.max_budget(estimate_usd)
+                        };
+                        (estimate_usd, cap)
                     }
                     Decision::Wait { .. } if mode == Mode::NoPacking => break,
                     Decision::Wait { .. } => continue,
@@ -501,7 +516,7 @@ fn main() {
         let traces: Vec<Trace> = (0..seeds)
             .map(|s| trace(dist, 0x5EED_0000 + s * 7919))
             .collect();
-        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs] {
+        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
             let mut sum = Tally::default();
             let mut worst_over_admit = 0;
             for tr in &traces {

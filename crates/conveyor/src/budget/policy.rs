@@ -358,6 +358,13 @@ impl Policy {
     /// May a step of `kind` in `project` start now? On `Start`, the caller pushes the
     /// estimate onto `snap.running` before asking about the next candidate.
     pub fn decide(&self, snap: &Snapshot, kind: StepKind, project: &str) -> Decision {
+        let est = self.estimate(&snap.runs, kind, Some(project)).usd;
+        self.decide_for(snap, kind, est)
+    }
+
+    /// [`Policy::decide`] for a step whose estimate is given (the simulator's oracle, which
+    /// knows every step's true cost, asks this way).
+    pub fn decide_for(&self, snap: &Snapshot, kind: StepKind, est: f64) -> Decision {
         let now = snap.now_ms;
         if let Some(until) = snap.park_until.filter(|t| *t > now) {
             return Decision::Wait {
@@ -375,7 +382,6 @@ impl Policy {
                     .into(),
             };
         }
-        let est = self.estimate(&snap.runs, kind, Some(project)).usd;
         let running = snap.running_usd();
         let need = running + est;
         let mut until: Option<i64> = None;
