@@ -31,6 +31,8 @@ const EPS: f64 = 1e-9;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
     /// The run went to its end (green or red): its cost is a sample of what the kind costs.
+    /// A run the CLI ended with an error or a timeout is not: it stopped early, and would pull
+    /// the estimate down.
     Done,
     /// A usage limit or its `--max-budget-usd` cap cut it: the cost is only a lower bound, and
     /// the kind's estimate goes up.
@@ -43,7 +45,7 @@ impl Outcome {
     /// The `runs.outcome` column's meaning.
     pub fn of(outcome: &str) -> Outcome {
         match outcome {
-            "ok" | "red" | "failed" | "finished" => Outcome::Done,
+            "ok" | "red" | "finished" => Outcome::Done,
             "usage_limit" | "max_budget" => Outcome::Miss,
             _ => Outcome::Other,
         }
@@ -901,6 +903,26 @@ mod tests {
             assert!(pool.spent_usd.is_sign_positive(), "{pool:?}");
         }
         assert!(s.running_usd().is_sign_positive());
+    }
+
+    #[test]
+    fn outcomes_that_are_samples_misses_or_neither() {
+        for o in ["ok", "red", "finished"] {
+            assert_eq!(Outcome::of(o), Outcome::Done, "{o}");
+        }
+        for o in ["usage_limit", "max_budget"] {
+            assert_eq!(Outcome::of(o), Outcome::Miss, "{o}");
+        }
+        for o in [
+            "failed",
+            "fatal",
+            "interrupted",
+            "cancelled",
+            "session_in_use",
+            "no_conversation",
+        ] {
+            assert_eq!(Outcome::of(o), Outcome::Other, "{o}");
+        }
     }
 
     #[test]
