@@ -33,6 +33,9 @@ pub struct Invocation {
     pub user: Option<(u32, u32)>,
     /// Inherit the daemon's environment (else only `PATH` and `env`).
     pub inherit_env: bool,
+    /// `--max-budget-usd`: the run stops (`error_max_budget_usd`) once it has cost this much.
+    /// The CLI counts the run's own cost, not the resumed session's cumulative total.
+    pub max_budget_usd: Option<f64>,
     /// Where the raw stream-json goes.
     pub log: PathBuf,
     pub timeout: Duration,
@@ -66,6 +69,9 @@ impl Invocation {
         }
         if let Some(m) = &self.model {
             s = s.args(["--model".to_string(), m.clone()]);
+        }
+        if let Some(usd) = self.max_budget_usd {
+            s = s.args(["--max-budget-usd".to_string(), format!("{usd:.4}")]);
         }
         s.env = self.env.clone();
         s.user = self.user;
@@ -212,6 +218,9 @@ pub enum Verdict {
         resets_at: Option<i64>,
         message: String,
     },
+    /// The run reached its `--max-budget-usd` cap (`error_max_budget_usd`): a miss of the
+    /// estimate; roll back and try again with the raised estimate.
+    BudgetCap { message: String },
     /// `--session-id` of a session that already exists: retry with `--resume`.
     SessionInUse,
     /// `--resume` of a session the CLI does not know ("No conversation found").
@@ -253,6 +262,14 @@ impl Report {
                 return Verdict::UsageLimit {
                     resets_at: rejected.and_then(|l| l.resets_at),
                     message: text,
+                };
+            }
+            if r.subtype.as_deref() == Some("error_max_budget_usd")
+                || r.terminal_reason.as_deref() == Some("budget_exhausted")
+            {
+                let detail = r.errors.clone().unwrap_or_default().join("; ");
+                return Verdict::BudgetCap {
+                    message: if detail.is_empty() { text } else { detail },
                 };
             }
             if text.contains("Not logged in") {
@@ -472,6 +489,50 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    #[test]
+    fn the_max_budget_cap_is_a_miss_not_a_failure() {
+        let report = Report {
+            result: Some(result_of("error-max-budget.json")),
+            ..Report::default()
+        };
+        assert_eq!(
+            report.verdict(),
+            Verdict::BudgetCap {
+                message: "Reached maximum budget ($0.001)".into()
+            }
+        );
+    }
+
+    #[test]
+    fn the_cap_is_passed_to_the_cli() {
+        let inv = Invocation {
+            claude_bin: "claude".into(),
+            cwd: "/tmp".into(),
+            prompt: "p".into(),
+            session_id: "s".into(),
+            resume: true,
+            settings: "/tmp/s.json".into(),
+            permission_mode: "bypassPermissions".into(),
+            allowed_tools: Vec::new(),
+            add_dir: None,
+            model: None,
+            env: BTreeMap::new(),
+            user: None,
+            inherit_env: true,
+            max_budget_usd: Some(1.5),
+            log: "/tmp/log".into(),
+            timeout: Duration::from_secs(1),
+        };
+        let args = inv.spec().args;
+        let at = args.iter().position(|a| a == "--max-budget-usd").unwrap();
+        assert_eq!(args[at + 1], "1.5000");
+        let none = Invocation {
+            max_budget_usd: None,
+            ..inv
+        };
+        assert!(!none.spec().args.iter().any(|a| a == "--max-budget-usd"));
     }
 
     #[test]

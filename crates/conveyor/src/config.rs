@@ -21,21 +21,46 @@ pub enum RootMode {
     None,
 }
 
-/// Budget pools (this issue: a threshold on the cost spent in a rolling window).
+/// Budget pools, estimates and caps (`[budget]`). Every pool is optional: the rolling window
+/// (off with `window_secs = 0`), the weekly cap and the monthly credit (each on when its
+/// threshold is set).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct BudgetConfig {
-    /// Length of the rolling window, in seconds (5 hours by default).
+    /// Length of the rolling window, in seconds (5 hours by default); 0 turns the window off.
     pub window_secs: u32,
-    /// Spent in the window + estimates of running steps + the new step's estimate must stay
-    /// at or below this, in the CLI's USD.
+    /// The window's threshold: spent in the window + estimates of running steps + the new
+    /// step's estimate must stay at or below this, in the CLI's USD.
     pub threshold_usd: f64,
     /// A weekly cap over the last 7 days, when set.
     pub weekly_threshold_usd: Option<f64>,
-    /// The estimate of a step kind with no history.
+    /// The monthly credit (calendar month, UTC), when set: `claude -p` on subscription plans
+    /// draws from a monthly Agent-SDK credit in dollars.
+    pub monthly_threshold_usd: Option<f64>,
+    /// The day of the month (1–28) at 00:00 UTC on which the monthly credit renews.
+    pub monthly_reset_day: u32,
+    /// The cold-start estimate of a step kind with no history (scaled per kind, see
+    /// `cold_start_usd`).
     pub default_estimate_usd: f64,
-    /// Factor applied to a kind's estimate after a usage limit cut one of its steps.
+    /// Cold-start estimates per step kind (`planner = 0.5`, …), overriding the built-in
+    /// multiples of `default_estimate_usd`.
+    pub cold_start_usd: BTreeMap<String, f64>,
+    /// The quantile of a kind's recent costs the estimate starts from (0.5–1.0).
+    pub estimate_quantile: f64,
+    /// Added on top of the quantile: estimate = quantile × (1 + margin).
+    pub margin: f64,
+    /// Finished runs of a kind the estimate looks at (the most recent).
+    pub history_runs: u32,
+    /// A project with at least this many finished runs of a kind gets its own estimate.
+    pub project_min_runs: u32,
+    /// Factor applied to a kind's estimate per miss (a usage limit or the `--max-budget-usd`
+    /// cap cut one of its recent steps), up to three misses.
     pub miss_factor: f64,
+    /// `--max-budget-usd` of a step = its estimate × this (generous: the cap is a safety net
+    /// for runaway steps, not the budget itself); 0 passes no cap.
+    pub max_budget_factor: f64,
+    /// Misses in the last 24 hours at which the API says "steps too large: cut them finer".
+    pub miss_advice_count: u32,
 }
 
 impl Default for BudgetConfig {
@@ -44,9 +69,96 @@ impl Default for BudgetConfig {
             window_secs: 5 * 3600,
             threshold_usd: 50.0,
             weekly_threshold_usd: None,
+            monthly_threshold_usd: None,
+            monthly_reset_day: 1,
             default_estimate_usd: 1.0,
+            cold_start_usd: BTreeMap::new(),
+            estimate_quantile: 0.9,
+            margin: 0.15,
+            history_runs: 30,
+            project_min_runs: 8,
             miss_factor: 1.5,
+            max_budget_factor: 4.0,
+            miss_advice_count: 3,
         }
+    }
+}
+
+impl BudgetConfig {
+    fn validate(&self) -> Result<(), Invalid> {
+        let positive = |field: &'static str, v: f64| {
+            if v > 0.0 && v.is_finite() {
+                Ok(())
+            } else {
+                Err(Invalid::Budget {
+                    field: field.into(),
+                    rule: "must be positive",
+                })
+            }
+        };
+        if self.window_secs > 0 {
+            positive("threshold_usd", self.threshold_usd)?;
+        }
+        if let Some(w) = self.weekly_threshold_usd {
+            positive("weekly_threshold_usd", w)?;
+        }
+        if let Some(m) = self.monthly_threshold_usd {
+            positive("monthly_threshold_usd", m)?;
+        }
+        if !(1..=28).contains(&self.monthly_reset_day) {
+            return Err(Invalid::Budget {
+                field: "monthly_reset_day".into(),
+                rule: "must be between 1 and 28",
+            });
+        }
+        positive("default_estimate_usd", self.default_estimate_usd)?;
+        for (kind, v) in &self.cold_start_usd {
+            if conveyor_api::StepKind::parse(kind).is_none() {
+                return Err(Invalid::Budget {
+                    field: format!("cold_start_usd.{kind}"),
+                    rule: "is not a step kind (planner, executor, reviewer, tester, skeptic, fixer, remarks)",
+                });
+            }
+            if !(*v > 0.0 && v.is_finite()) {
+                return Err(Invalid::Budget {
+                    field: format!("cold_start_usd.{kind}"),
+                    rule: "must be positive",
+                });
+            }
+        }
+        if !(0.5..=1.0).contains(&self.estimate_quantile) {
+            return Err(Invalid::Budget {
+                field: "estimate_quantile".into(),
+                rule: "must be between 0.5 and 1.0",
+            });
+        }
+        if !(self.margin >= 0.0 && self.margin.is_finite()) {
+            return Err(Invalid::Budget {
+                field: "margin".into(),
+                rule: "must be zero or more",
+            });
+        }
+        if self.history_runs == 0 {
+            return Err(Invalid::Budget {
+                field: "history_runs".into(),
+                rule: "must be at least 1",
+            });
+        }
+        if !(self.miss_factor >= 1.0 && self.miss_factor.is_finite()) {
+            return Err(Invalid::Budget {
+                field: "miss_factor".into(),
+                rule: "must be at least 1",
+            });
+        }
+        if !(self.max_budget_factor == 0.0 || self.max_budget_factor >= 1.0)
+            || !self.max_budget_factor.is_finite()
+        {
+            return Err(Invalid::Budget {
+                field: "max_budget_factor".into(),
+                rule: "must be 0 (no cap) or at least 1",
+            });
+        }
+        Ok(())
     }
 }
 
@@ -55,8 +167,8 @@ impl Default for BudgetConfig {
 pub enum Invalid {
     #[error("slots must be at least 1")]
     NoSlots,
-    #[error("budget.threshold_usd must be positive")]
-    Threshold,
+    #[error("budget.{field} {rule}")]
+    Budget { field: String, rule: &'static str },
     #[error("token_file is required")]
     NoToken,
 }
@@ -268,9 +380,7 @@ impl Config {
         if self.slots == 0 {
             return Err(Invalid::NoSlots);
         }
-        if self.budget.threshold_usd <= 0.0 {
-            return Err(Invalid::Threshold);
-        }
+        self.budget.validate()?;
         if self.token.is_none() && self.token_file.is_none() {
             return Err(Invalid::NoToken);
         }
@@ -416,7 +526,17 @@ mod tests {
         assert_eq!(c.validate(), Err(Invalid::NoSlots));
         c.slots = 1;
         c.budget.threshold_usd = 0.0;
-        assert_eq!(c.validate(), Err(Invalid::Threshold));
+        assert_eq!(
+            c.validate(),
+            Err(Invalid::Budget {
+                field: "threshold_usd".into(),
+                rule: "must be positive"
+            })
+        );
+        // Without the window its threshold is not needed.
+        c.budget.window_secs = 0;
+        assert_eq!(c.validate(), Ok(()));
+        c.budget.window_secs = 3600;
         c.budget.threshold_usd = 1.0;
         c.token = None;
         assert_eq!(c.validate(), Err(Invalid::NoToken));
@@ -425,6 +545,50 @@ mod tests {
         std::fs::write(&p, "data_dir = \"d\"\ntoken = \"t\"\nslots = 0\n").unwrap();
         let e = Config::load(&p).unwrap_err().to_string();
         assert!(e.contains("slots must be at least 1"), "{e}");
+    }
+
+    #[test]
+    fn budget_keys_old_and_new_load_and_errors_name_the_field() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("conveyor.toml");
+        let load = |budget: &str| {
+            std::fs::write(
+                &p,
+                format!("data_dir = \"d\"\ntoken = \"t\"\n[budget]\n{budget}"),
+            )
+            .unwrap();
+            Config::load(&p)
+        };
+        // The keys of the first policy still work.
+        let c = load("window_secs = 3600\nthreshold_usd = 20.0\nweekly_threshold_usd = 90.0\ndefault_estimate_usd = 0.5\nmiss_factor = 2.0\n").unwrap();
+        assert_eq!(
+            (
+                c.budget.window_secs,
+                c.budget.threshold_usd,
+                c.budget.weekly_threshold_usd
+            ),
+            (3600, 20.0, Some(90.0))
+        );
+        let c = load("monthly_threshold_usd = 200.0\nmonthly_reset_day = 15\ncold_start_usd = { executor = 3.0 }\nestimate_quantile = 0.8\nmargin = 0.1\nmax_budget_factor = 5.0\n").unwrap();
+        assert_eq!(c.budget.monthly_threshold_usd, Some(200.0));
+        assert_eq!(c.budget.cold_start_usd.get("executor"), Some(&3.0));
+        for (text, field) in [
+            ("monthy_threshold_usd = 1.0\n", "monthy_threshold_usd"),
+            (
+                "cold_start_usd = { exector = 1.0 }\n",
+                "budget.cold_start_usd.exector",
+            ),
+            ("estimate_quantile = 0.2\n", "budget.estimate_quantile"),
+            (
+                "monthly_threshold_usd = -1.0\n",
+                "budget.monthly_threshold_usd",
+            ),
+            ("max_budget_factor = 0.5\n", "budget.max_budget_factor"),
+            ("monthly_reset_day = 31\n", "budget.monthly_reset_day"),
+        ] {
+            let e = load(text).unwrap_err().to_string();
+            assert!(e.contains(field), "{text}: {e}");
+        }
     }
 
     #[test]

@@ -12,7 +12,7 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::budget::{Budget, WindowThreshold};
+use crate::budget::Budget;
 use crate::config::{Config, RootMode};
 use crate::events::{EventBody, Events};
 use crate::git::{Identity, Locks};
@@ -26,9 +26,7 @@ pub struct Shared {
     pub store: Store,
     pub events: Events,
     pub locks: Locks,
-    pub budget: Arc<dyn Budget>,
-    /// The same policy, concrete, for `GET /api/budget`'s figures.
-    pub window: WindowThreshold,
+    pub budget: Budget,
     pub token: String,
     /// Wakes the scheduler (a line was added, a slot freed, …).
     pub wake: Notify,
@@ -36,6 +34,10 @@ pub struct Shared {
     /// Lines being advanced now, with a token that cancels just that line's run.
     // std Mutex: never held across an await.
     pub running: Mutex<HashMap<String, CancellationToken>>,
+    /// The budget's estimates of the steps of lines being advanced, counted as running from
+    /// their admission (before their run is recorded) until the line's task ends.
+    // std Mutex: never held across an await.
+    pub admitted: Mutex<HashMap<String, f64>>,
     /// `GET /api/lines` answers by query, with the event generation they were made at.
     // std Mutex: never held across an await.
     pub list_cache: Mutex<HashMap<String, CachedList>>,
@@ -265,13 +267,9 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
             "agent runs as this user, no root handling"
         ),
     }
-    let window = WindowThreshold {
-        cfg: cfg.budget.clone(),
-    };
     let shutdown = CancellationToken::new();
     let shared = Arc::new(Shared {
-        budget: Arc::new(window.clone()),
-        window,
+        budget: Budget::new(cfg.budget.clone()),
         store: Store { pool },
         events: Events::default(),
         locks: Locks::default(),
@@ -279,6 +277,7 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
         wake: Notify::new(),
         shutdown: shutdown.clone(),
         running: Mutex::new(HashMap::new()),
+        admitted: Mutex::new(HashMap::new()),
         list_cache: Mutex::new(HashMap::new()),
         list_refresh: tokio::sync::Mutex::new(()),
         agent_user,

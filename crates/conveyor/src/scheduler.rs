@@ -1,5 +1,8 @@
 //! The scheduler: N slots, at most one active line per project, highest priority first, and
-//! before every step the one question to the budget policy: may this step start now?
+//! before every step the one question to the budget policy: may this step start now? The
+//! candidates are asked in priority order against one snapshot of the budget, each started
+//! step's estimate counted before the next is asked: when the best line's step does not fit,
+//! a shorter step of a line below it that does fit starts (packing).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -9,7 +12,7 @@ use conveyor_api::LineState;
 use tokio::task::JoinSet;
 
 use crate::Result;
-use crate::budget::{Ask, Decision};
+use crate::budget::Decision;
 use crate::daemon::Shared;
 use crate::line::{self, ACTIVE, Action, HOLDING};
 use crate::store::{LineRow, now_ms, rfc3339};
@@ -48,6 +51,12 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
             .lock()
             .expect("running map poisoned")
             .insert(l.id.clone(), token.clone());
+        if estimate > 0.0 {
+            sh.admitted
+                .lock()
+                .expect("admitted map poisoned")
+                .insert(l.id.clone(), estimate);
+        }
         let sh2 = sh.clone();
         let id = l.id.clone();
         tasks.spawn(async move {
@@ -65,6 +74,10 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
             sh2.running
                 .lock()
                 .expect("running map poisoned")
+                .remove(&id);
+            sh2.admitted
+                .lock()
+                .expect("admitted map poisoned")
                 .remove(&id);
             sh2.wake.notify_one();
         });
@@ -120,6 +133,8 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         }
     }
     let account_park = sh.store.account_park_until().await?.filter(|t| *t > now);
+    let admitted = sh.admitted.lock().expect("admitted map poisoned").clone();
+    let mut snap = sh.budget.snapshot(&sh.store.pool, now, &admitted).await?;
 
     for l in candidates {
         if free == 0 {
@@ -134,7 +149,11 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         {
             continue;
         }
-        if l.park_until.is_some_and(|t| t > now) {
+        // A line waiting for the budget is asked again on every pass (its `park_until` is the
+        // budget's forecast, and the account's park is checked below): room can come sooner
+        // than forecast (a running step cost less than its estimate), and the best line must
+        // have the first claim on it, not the shorter steps packed below it.
+        if l.state() != LineState::WaitingBudget && l.park_until.is_some_and(|t| t > now) {
             taken.insert(l.project_id.clone());
             continue;
         }
@@ -159,21 +178,26 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     continue;
                 }
                 // The single decision point of the budget.
-                match sh
-                    .budget
-                    .decide(&sh.store.pool, Ask { kind, now_ms: now })
-                    .await?
-                {
-                    Decision::Start { estimate_usd } => estimate_usd,
+                match sh.budget.policy.decide(&snap, kind, &l.project_id) {
+                    Decision::Start { estimate_usd } => {
+                        snap.running.push(estimate_usd);
+                        estimate_usd
+                    }
                     Decision::Wait { until_ms, reason } => {
                         taken.insert(l.project_id.clone());
-                        sh.set_line_state(
-                            &l.id,
-                            LineState::WaitingBudget,
-                            Some(&reason),
-                            Some(until_ms),
-                        )
-                        .await?;
+                        // Not a new event every pass for the same wait.
+                        if l.state() != LineState::WaitingBudget
+                            || l.park_until.is_none_or(|t| (t - until_ms).abs() > 60_000)
+                            || l.reason.as_deref() != Some(reason.as_str())
+                        {
+                            sh.set_line_state(
+                                &l.id,
+                                LineState::WaitingBudget,
+                                Some(&reason),
+                                Some(until_ms),
+                            )
+                            .await?;
+                        }
                         continue;
                     }
                 }
@@ -249,6 +273,114 @@ mod tests {
             .unwrap()
             .insert("first".into(), CancellationToken::new());
         assert!(choose(&sh).await.unwrap().is_empty());
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A run of a planner in `project` that ended `ago_ms` ago having cost `cost`.
+    async fn spent(sh: &Shared, project: &str, cost: f64, ago_ms: i64) {
+        let line = rows::line(
+            &sh.store,
+            project,
+            &uuid::Uuid::new_v4().to_string(),
+            0,
+            "accepted",
+        )
+        .await;
+        let step = sh
+            .store
+            .add_step(&line, conveyor_api::StepKind::Planner, "s", "t", &[])
+            .await
+            .unwrap();
+        let run = rows::run(&sh.store, &step.id, &line).await;
+        sqlx::query(
+            "UPDATE runs SET kind = 'planner', outcome = 'ok', cost_usd = ?, finished_at = ? WHERE id = ?",
+        )
+            .bind(cost)
+            .bind(now_ms() - ago_ms)
+            .bind(run)
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+    }
+
+    /// Packing: the best line's step (its project's planners cost 6) does not fit the room
+    /// of 4.5 left in the window, nor does the next one's (the kind's p90 across projects, 6); lines below
+    /// them whose steps fit start, in priority order, each admitted estimate counting for the
+    /// next: after 1 and 3.5, the last line's 1 no longer fits. The others wait with the reason.
+    #[tokio::test]
+    async fn a_shorter_step_of_a_lower_line_fills_the_room_the_best_one_does_not_fit() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(
+            &tmp.path().join("data"),
+            "slots = 5\n[budget]\nwindow_secs = 3600\nthreshold_usd = 10.0\nmargin = 0.0\nproject_min_runs = 3",
+        )
+        .await;
+        let sh = d.shared().clone();
+        // History from yesterday (outside the window).
+        for (project, cost) in [("big", 6.0), ("small", 1.0), ("mid", 3.5), ("tiny", 1.0)] {
+            for _ in 0..3 {
+                spent(&sh, project, cost, 24 * 3_600_000).await;
+            }
+        }
+        // 5.5 spent in the window.
+        spent(&sh, "other", 5.5, 60_000).await;
+        rows::line(&sh.store, "big", "best", 9, "queued").await;
+        rows::line(&sh.store, "new", "next", 7, "queued").await;
+        rows::line(&sh.store, "small", "s1", 5, "queued").await;
+        rows::line(&sh.store, "mid", "s2", 3, "queued").await;
+        rows::line(&sh.store, "tiny", "s3", 1, "queued").await;
+        let chosen = choose(&sh).await.unwrap();
+        assert_eq!(ids(&chosen), ["s1", "s2"]);
+        let est: Vec<f64> = chosen.iter().map(|(_, e)| *e).collect();
+        assert_eq!(est, [1.0, 3.5]);
+        for id in ["best", "next", "s3"] {
+            let l = sh.store.line(id).await.unwrap().unwrap();
+            assert_eq!(l.state(), LineState::WaitingBudget, "{id}");
+            assert!(l.reason.unwrap_or_default().starts_with("budget:"), "{id}");
+            assert!(l.park_until.is_some_and(|t| t > now_ms()), "{id}");
+        }
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// A line waiting for the budget is asked again on every pass: when room comes before the
+    /// forecast in its `park_until`, the best line takes it before anyone below.
+    #[tokio::test]
+    async fn a_waiting_line_takes_room_that_comes_before_its_forecast() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(
+            &tmp.path().join("data"),
+            "slots = 2\n[budget]\nwindow_secs = 3600\nthreshold_usd = 10.0\nmargin = 0.0\ncold_start_usd = { planner = 4.0 }",
+        )
+        .await;
+        let sh = d.shared().clone();
+        // 7 spent: room 3, the planner needs 4.
+        spent(&sh, "other", 7.0, 60_000).await;
+        rows::line(&sh.store, "p1", "best", 9, "queued").await;
+        assert!(choose(&sh).await.unwrap().is_empty());
+        let l = sh.store.line("best").await.unwrap().unwrap();
+        assert_eq!(l.state(), LineState::WaitingBudget);
+        let forecast = l.park_until.unwrap();
+        assert!(
+            forecast > now_ms() + 50 * 60_000,
+            "when the 7 leaves the window"
+        );
+        // The next pass again: the same wait is not written (nor announced) again.
+        sqlx::query("UPDATE lines SET updated_at = 0 WHERE id = 'best'")
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        assert!(choose(&sh).await.unwrap().is_empty());
+        assert_eq!(sh.store.line("best").await.unwrap().unwrap().updated_at, 0);
+        // Room comes sooner (that spending turns out smaller), and a line below arrives too.
+        sqlx::query("UPDATE runs SET cost_usd = 2.0 WHERE cost_usd = 7.0")
+            .execute(&sh.store.pool)
+            .await
+            .unwrap();
+        rows::line(&sh.store, "p2", "below", 1, "queued").await;
+        let chosen = choose(&sh).await.unwrap();
+        assert_eq!(ids(&chosen), ["best", "below"]);
         drop(sh);
         d.stop().await;
     }

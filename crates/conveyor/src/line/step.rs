@@ -170,6 +170,11 @@ pub(super) async fn run_step(
             env: agent_env(sh, line, step),
             user: sh.agent_user.as_ref().map(|u| (u.uid, u.gid)),
             inherit_env: sh.cfg.agent_env_inherit,
+            max_budget_usd: sh
+                .budget
+                .policy
+                .max_budget(estimate)
+                .filter(|usd| *usd >= 0.0001),
             log,
             timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
         };
@@ -208,6 +213,7 @@ pub(super) async fn run_step(
         let outcome = match &verdict {
             Verdict::Finished => "finished",
             Verdict::UsageLimit { .. } => "usage_limit",
+            Verdict::BudgetCap { .. } => "max_budget",
             Verdict::SessionInUse => "session_in_use",
             Verdict::NoConversation { .. } => "no_conversation",
             Verdict::Fatal { .. } => "fatal",
@@ -339,6 +345,9 @@ pub(super) async fn run_step(
                 );
                 return Ok(());
             }
+            Verdict::BudgetCap { message } => {
+                return budget_cap_hit(sh, line, step, &worktree, &checkpoint, &message).await;
+            }
             Verdict::NoConversation { reason } => {
                 // Safe to start the conversation only if no run of the line ever reached
                 // system/init (nor a result): then the session never started and there is no
@@ -388,6 +397,66 @@ pub(super) async fn run_step(
         retried.join("; ")
     );
     stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
+}
+
+/// Times a step may hit its `--max-budget-usd` cap before its line needs Anton: each miss
+/// raises the estimate (and so the next cap), so a step that still does not fit is too large.
+const CAP_MISSES: i64 = 3;
+
+/// The run hit its `--max-budget-usd` cap: a miss. The worktree goes back to the checkpoint,
+/// the step waits pending (the miss is in the runs table, so its kind's estimate and cap go
+/// up), and the line goes back to the budget, which resumes the same session when the raised
+/// estimate fits. After [`CAP_MISSES`] such misses of one step, Anton decides.
+async fn budget_cap_hit(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    worktree: &std::path::Path,
+    checkpoint: &str,
+    message: &str,
+) -> Result<()> {
+    let misses: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM runs WHERE step_id = ? AND outcome = 'max_budget'",
+    )
+    .bind(&step.id)
+    .fetch_one(&sh.store.pool)
+    .await?;
+    if misses >= CAP_MISSES {
+        let reason = format!(
+            "the step hit its --max-budget-usd cap {misses} times ({message}): steps too large, cut it finer"
+        );
+        return stop_line(sh, line, step, worktree, checkpoint, &reason).await;
+    }
+    git::reset_to(worktree, checkpoint).await?;
+    sqlx::query("UPDATE steps SET state = 'pending', rolled_back = ? WHERE id = ?")
+        .bind("its --max-budget-usd cap stopped the previous attempt")
+        .bind(&step.id)
+        .execute(&sh.store.pool)
+        .await?;
+    sh.set_step_state(
+        &line.id,
+        &step.id,
+        step.n,
+        StepState::Pending,
+        Some(message),
+    )
+    .await?;
+    sh.set_line_state(
+        &line.id,
+        LineState::WaitingBudget,
+        Some(&format!("budget cap: {message}; the estimate goes up")),
+        None,
+    )
+    .await?;
+    sh.events.emit(
+        EventKind::Budget,
+        EventBody {
+            line_id: Some(line.id.clone()),
+            detail: Some(format!("step {} hit its budget cap", step.n)),
+            ..EventBody::default()
+        },
+    );
+    Ok(())
 }
 
 /// A decision the daemon took for the line, appended to its journal (so it shows with the

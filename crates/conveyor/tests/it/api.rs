@@ -247,13 +247,12 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
 
     let (s, v) = call(&api, "GET", "/api/budget", Some(TOKEN), None).await;
     assert_eq!(s, StatusCode::OK);
-    assert_eq!(
-        (
-            v["pools"][0]["kind"].as_str(),
-            v["pools"][0]["span_secs"].as_u64()
-        ),
-        (Some("window"), Some(18000))
-    );
+    assert_eq!(v["pools"][0]["kind"], "window");
+    assert_eq!(v["pools"][0]["span_secs"], 18000);
+    assert_eq!(v["pools"][0]["threshold_usd"], 50.0);
+    assert_eq!(v["pools"].as_array().map(Vec::len), Some(1), "{v}");
+    assert_eq!(v["kinds"].as_array().map(Vec::len), Some(7), "{v}");
+    assert_eq!(v["misses"]["total"], 0);
     let (s, v) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
     assert_eq!(
         (s, v["projects"].as_array().map(Vec::len)),
@@ -565,5 +564,40 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     for k in ["X-Total-Count", "X-Next-Offset", "Link"] {
         assert!(headers.get(k).is_some(), "openapi lacks header {k}: {get}");
     }
+    api.handle.stop().await;
+}
+
+/// `conveyord budget` prints the running daemon's budget; with a wrong token it fails and says
+/// why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conveyord_budget_prints_the_pools_kinds_and_misses() {
+    let api = api_only().await;
+    let url = format!("http://{}", api.handle.addr);
+    let run = |token: &'static str| {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_conveyord"))
+                .args(["budget", "--url", &url, "--token", token])
+                .env("RUST_BACKTRACE", "0")
+                .output()
+                .unwrap()
+        })
+    };
+    let ok = run(TOKEN).await.unwrap();
+    assert!(ok.status.success(), "{ok:?}");
+    let out = String::from_utf8_lossy(&ok.stdout);
+    for want in [
+        "pools:",
+        "window",
+        "$0.0000 of    $50.00",
+        "executor",
+        "misses: 0 in all",
+    ] {
+        assert!(out.contains(want), "{want:?} missing in:\n{out}");
+    }
+    let bad = run("wrong").await.unwrap();
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("401"), "{err}");
     api.handle.stop().await;
 }

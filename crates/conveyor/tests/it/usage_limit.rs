@@ -116,5 +116,128 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
         "{} vs {paid}",
         s2.cost_usd
     );
+    // The cut attempt is a miss: counted, and it raises the executor's estimate (its one
+    // finished run is below the cold start of 2.0, which still bounds it: 2.0 × 1.15 margin ×
+    // 1.5 per miss).
+    let budget = c.budget().await.unwrap();
+    assert_eq!(budget.misses.total, 1);
+    let exec = budget
+        .kinds
+        .iter()
+        .find(|k| k.kind == conveyor_api::StepKind::Executor)
+        .unwrap();
+    assert_eq!(exec.count, 1);
+    assert!(
+        (exec.estimate_usd - 2.0 * 1.15 * 1.5).abs() < 1e-9,
+        "{exec:?}"
+    );
+    handle.stop().await;
+}
+
+/// A step that outgrows its `--max-budget-usd` cap (its estimate × `max_budget_factor`) is cut
+/// by the real CLI mid-step: a miss. The worktree goes back to the checkpoint, the executor's
+/// estimate (and so its cap) goes up, and the same session is resumed; the API counts the miss.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    make_repo(
+        &repo,
+        &[
+            ("README.md", "x\n"),
+            (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
+        ],
+    );
+    let mock = Mock::start();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = tmp.path().join("data");
+    // An API-key login: every request costs OPUS_REQUEST_USD (0.0156). The executor's cold
+    // start of 0.01 caps its first attempt below one request; one miss raises it × 4.
+    let cfg = config(
+        &data,
+        &claude_bin(),
+        Some(agent_env(&mock, &home, false)),
+        "[budget]\nmargin = 0.0\nmax_budget_factor = 1.0\nmiss_factor = 4.0\ncold_start_usd = { executor = 0.01 }\n",
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let p = c
+        .create_project(&NewProject {
+            name: "p".into(),
+            repo_path: repo.display().to_string(),
+            main_branch: Some("main".into()),
+        })
+        .await
+        .unwrap();
+    let line = c
+        .create_line(&NewLine {
+            project_id: p.id,
+            title: "cap".into(),
+            task: "write done.txt".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
+    mock.script(
+        &line.session_id,
+        json!({
+            "1": [write_plan(&plan), text("planned")],
+            "2.1": [write("partial.txt", "half\n"), write("more.txt", "more\n"), text("too late")],
+            "2.2": [write("done.txt", "done\n"), text("done within the raised cap")],
+        }),
+    )
+    .await;
+
+    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let s2 = &done.line.steps[1];
+    assert_eq!((s2.state, s2.attempts), (StepState::Done, 2));
+    let worktree = data.join("worktrees").join(&line.id);
+    assert!(worktree.join("done.txt").exists());
+    assert!(
+        !worktree.join("partial.txt").exists() && !worktree.join("more.txt").exists(),
+        "the cut attempt's work was not rolled back"
+    );
+    let reqs = mock.requests(&line.session_id).await;
+    // The cap stopped the first attempt after its first request (0.0156 > 0.01).
+    let cut = reqs
+        .iter()
+        .filter(|e| e["step"] == 2 && e["attempt"] == 1)
+        .count();
+    assert_eq!(cut, 1, "{reqs:?}");
+    // The same session, resumed, with the note that the worktree was rolled back.
+    let resumed = reqs
+        .iter()
+        .find(|e| e["step"] == 2 && e["attempt"] == 2)
+        .expect("step 2 resumed");
+    let conv = resumed["conversation"].as_str().unwrap();
+    assert!(conv.contains("conveyor step 2 attempt 1"), "{conv}");
+    assert!(
+        conv.contains("rolled back to the last checkpoint"),
+        "{conv}"
+    );
+    let budget = c.budget().await.unwrap();
+    assert_eq!((budget.misses.total, budget.misses.recent), (1, 1));
+    assert!(budget.misses.advice.is_none());
+    let exec = budget
+        .kinds
+        .iter()
+        .find(|k| k.kind == conveyor_api::StepKind::Executor)
+        .unwrap();
+    // One finished executor run (two requests) and one miss: max(0.0312, cold start) × 4.
+    assert_eq!(exec.count, 1);
+    assert!(
+        (exec.estimate_usd - 2.0 * OPUS_REQUEST_USD * 4.0).abs() < 1e-6,
+        "{exec:?}"
+    );
+    let window = &budget.pools[0];
+    assert_eq!(window.kind, conveyor_api::PoolKind::Window);
+    // Everything spent: planner (2 requests), the cut attempt (1), the finished one (2).
+    assert!(
+        (window.spent_usd - 5.0 * OPUS_REQUEST_USD).abs() < 1e-6,
+        "{window:?}"
+    );
+    assert!(window.resets_at.is_some());
     handle.stop().await;
 }

@@ -1,0 +1,561 @@
+//! The night simulator: seeded synthetic nights of lines and step costs replayed through the
+//! real budget policy (`conveyor::budget::Policy`, the code the daemon's scheduler calls) with
+//! a virtual clock, against first-come-first-served admission, an oracle with perfect estimates
+//! and an upper bound on the offline optimum. `scripts/bench-budget.sh` runs it in release; `docs/benchmarks.md` has
+//! the figures and what each column means.
+//!
+//! The model, one tick per virtual minute:
+//! - A line is a chain of steps (planner, executors, reviewer, fixer), each with a true cost
+//!   drawn from the night's distribution (scaled per kind and per project) and a duration
+//!   proportional to its cost. The account accrues a running step's cost minute by minute.
+//! - The account's real limit is the threshold: when the accrued spend of the last
+//!   `window` exceeds it, every running step is cut (a limit hit: its work is lost, it is
+//!   retried later) and the account is parked until the window has drained to 3/4 of it.
+//! - The policy sees what the daemon sees: finished runs (cost counted at their end),
+//!   estimates of running steps, misses, and the park. It sets each step's `--max-budget-usd`
+//!   to estimate × `max_budget_factor`; a step that reaches it is cut (a miss).
+//! - `fcfs` starts the next step of the earliest line whenever a slot is free, with no budget
+//!   check and no cap; only the account's limit stops it. `no-packing` is the policy with
+//!   head-of-line blocking (the first step that does not fit stops admission). `oracle` is the
+//!   policy's rule and packing with every step's true cost as its estimate (and no cap): a
+//!   feasible schedule, so a lower bound on the optimum, as the printed bound is an upper one.
+//!
+//! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--hours H]`
+
+// A command-line report: its output is the point.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use conveyor::budget::{Decision, Outcome, Policy, Run, Snapshot};
+use conveyor::config::BudgetConfig;
+use conveyor_api::StepKind;
+
+const MIN_MS: i64 = 60_000;
+const SLOTS: usize = 3;
+const LINES: usize = 14;
+const THRESHOLD: f64 = 50.0;
+const WINDOW_MIN: i64 = 300;
+/// Cap misses of one step before its line is left for Anton (as the daemon does).
+const CAP_MISSES: u32 = 3;
+
+/// SplitMix64: small, seeded, good enough for synthetic traces.
+struct Rng(u64);
+
+impl Rng {
+    fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in (0, 1).
+    #[allow(clippy::cast_precision_loss)]
+    fn f64(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.f64()
+    }
+    fn normal(&mut self) -> f64 {
+        let (u, v) = (self.f64(), self.f64());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+    /// A lognormal with mean 1.
+    fn lognormal(&mut self, sigma: f64) -> f64 {
+        (sigma * self.normal() - sigma * sigma / 2.0).exp()
+    }
+}
+
+/// The shape of step costs around a kind's mean (each has mean 1).
+#[derive(Debug, Clone, Copy)]
+enum Dist {
+    /// Lognormal, σ = 0.5: the usual spread.
+    Lognormal,
+    /// Lognormal, σ = 1.0: a heavy tail (subagent storms).
+    Heavy,
+    /// Three steps in four small (0.4), one large (2.8).
+    Bimodal,
+    /// Uniform on [0.2, 1.8].
+    Uniform,
+}
+
+impl Dist {
+    fn name(self) -> &'static str {
+        match self {
+            Dist::Lognormal => "lognormal σ0.5",
+            Dist::Heavy => "heavy σ1.0",
+            Dist::Bimodal => "bimodal",
+            Dist::Uniform => "uniform",
+        }
+    }
+    fn draw(self, rng: &mut Rng) -> f64 {
+        match self {
+            Dist::Lognormal => rng.lognormal(0.5),
+            Dist::Heavy => rng.lognormal(1.0),
+            Dist::Bimodal => {
+                if rng.f64() < 0.75 {
+                    0.4
+                } else {
+                    2.8
+                }
+            }
+            Dist::Uniform => rng.range(0.2, 1.8),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Mode {
+    Policy,
+    NoPacking,
+    Fcfs,
+    /// The policy's rule and packing with every step's true cost as its estimate: what
+    /// perfect estimates would give (a feasible schedule, so a lower bound on the optimum).
+    Oracle,
+}
+
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Policy => "policy",
+            Mode::NoPacking => "no-packing",
+            Mode::Fcfs => "fcfs",
+            Mode::Oracle => "oracle",
+        }
+    }
+}
+
+fn kind_mean(kind: StepKind) -> f64 {
+    match kind {
+        StepKind::Planner => 0.6,
+        StepKind::Executor => 2.0,
+        StepKind::Reviewer => 0.5,
+        _ => 1.0,
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Step {
+    kind: StepKind,
+    cost: f64,
+    minutes: i64,
+}
+
+#[derive(Debug, Clone)]
+struct Line {
+    project: String,
+    priority: u32,
+    steps: Vec<Step>,
+    next: usize,
+    cap_misses: u32,
+    abandoned: bool,
+    running: Option<Running>,
+}
+
+#[derive(Debug, Clone)]
+struct Running {
+    started: i64,
+    estimate: f64,
+    cap: Option<f64>,
+    charged: f64,
+}
+
+/// One night's trace: the lines and the history of earlier nights.
+#[derive(Debug, Clone)]
+struct Trace {
+    lines: Vec<Line>,
+    history: Vec<Run>,
+    demand: f64,
+    max_rate: f64,
+}
+
+fn trace(dist: Dist, seed: u64) -> Trace {
+    let mut rng = Rng(seed);
+    let mut lines = Vec::new();
+    let mut history = Vec::new();
+    let mut max_rate: f64 = 0.0;
+    let mut step = |rng: &mut Rng, kind: StepKind, scale: f64| {
+        let cost = kind_mean(kind) * scale * dist.draw(rng);
+        // $0.08 a minute, ±30%.
+        let rate = 0.08 * rng.range(0.7, 1.3);
+        max_rate = max_rate.max(rate);
+        #[allow(clippy::cast_possible_truncation)]
+        let minutes = ((cost / rate).round() as i64).max(2);
+        Step {
+            kind,
+            cost,
+            minutes,
+        }
+    };
+    for i in 0..LINES {
+        let project = format!("p{i}");
+        let scale = rng.range(0.6, 1.6);
+        let mut kinds = vec![StepKind::Planner];
+        kinds.extend(std::iter::repeat_n(StepKind::Executor, 5));
+        kinds.extend([StepKind::Reviewer, StepKind::Fixer]);
+        let steps: Vec<Step> = kinds.iter().map(|k| step(&mut rng, *k, scale)).collect();
+        // Earlier nights of the same project: ten runs per step of the chain (so fifty
+        // executors), days ago, drawn like tonight's.
+        for (j, k) in kinds.iter().enumerate() {
+            for n in 0..10 {
+                let s = step(&mut rng, *k, scale);
+                history.push(Run {
+                    kind: s.kind,
+                    project: project.clone(),
+                    cost_usd: s.cost,
+                    #[allow(clippy::cast_possible_wrap)]
+                    finished_ms: -((3 * 24 * 60 + (j * 10 + n) as i64 * 7 + i as i64) * MIN_MS),
+                    outcome: Outcome::Done,
+                });
+            }
+        }
+        lines.push(Line {
+            project,
+            #[allow(clippy::cast_possible_truncation)]
+            priority: (rng.next_u64() % 10) as u32,
+            steps,
+            next: 0,
+            cap_misses: 0,
+            abandoned: false,
+            running: None,
+        });
+    }
+    history.sort_by_key(|r| r.finished_ms);
+    let demand = lines
+        .iter()
+        .flat_map(|l| l.steps.iter().map(|s| s.cost))
+        .sum();
+    Trace {
+        lines,
+        history,
+        demand,
+        max_rate,
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+struct Tally {
+    work: f64,
+    steps: u32,
+    spent: f64,
+    wasted: f64,
+    overshoots: u32,
+    max_window: f64,
+    limit_hits: u32,
+    cap_misses: u32,
+    over_admitted: u32,
+    bound: f64,
+}
+
+/// The account's per-minute charges, and the rolling sum over the window.
+struct Ledger {
+    charges: std::collections::VecDeque<(i64, f64)>,
+    sum: f64,
+}
+
+impl Ledger {
+    fn advance(&mut self, now: i64) {
+        while let Some((t, c)) = self.charges.front().copied() {
+            if t > now - WINDOW_MIN {
+                break;
+            }
+            self.sum -= c;
+            self.charges.pop_front();
+        }
+    }
+    /// When the window will have drained to `level` with no new charges.
+    fn drained_to(&self, level: f64) -> i64 {
+        let mut left = self.sum;
+        for (t, c) in &self.charges {
+            left -= c;
+            if left <= level {
+                return t + WINDOW_MIN;
+            }
+        }
+        self.charges.back().map_or(0, |(t, _)| t + WINDOW_MIN)
+    }
+}
+
+fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bool) -> Tally {
+    let policy = Policy::new(cfg.clone());
+    let mut lines = tr.lines.clone();
+    let mut history = tr.history.clone();
+    let mut ledger = Ledger {
+        charges: Default::default(),
+        sum: 0.0,
+    };
+    let mut park_until = i64::MIN;
+    let mut over = false;
+    let mut t = Tally::default();
+    let windows = (minutes + WINDOW_MIN - 1) / WINDOW_MIN;
+    #[allow(clippy::cast_precision_loss)]
+    let slot_bound = SLOTS as f64 * minutes as f64 * tr.max_rate;
+    #[allow(clippy::cast_precision_loss)]
+    let budget_bound = THRESHOLD * windows as f64;
+    t.bound = tr.demand.min(budget_bound).min(slot_bound);
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    if mode != Mode::Fcfs {
+        // Priority first; the older line first among equals.
+        order.sort_by_key(|i| (std::cmp::Reverse(lines[*i].priority), *i));
+    }
+    for now in 0..minutes {
+        // 1. The running steps accrue their cost for this minute; caps and ends.
+        let mut charged_now = 0.0;
+        for l in &mut lines {
+            let Some(r) = l.running.as_mut() else {
+                continue;
+            };
+            let s = &l.steps[l.next];
+            #[allow(clippy::cast_precision_loss)]
+            let per_min = s.cost / s.minutes as f64;
+            let elapsed = now - r.started;
+            if let Some(cap) = r.cap
+                && r.charged + per_min > cap
+            {
+                charged_now += cap - r.charged;
+                t.wasted += cap;
+                t.cap_misses += 1;
+                history.push(Run {
+                    kind: s.kind,
+                    project: l.project.clone(),
+                    cost_usd: cap,
+                    finished_ms: now * MIN_MS,
+                    outcome: Outcome::Miss,
+                });
+                l.cap_misses += 1;
+                l.abandoned = l.cap_misses >= CAP_MISSES;
+                l.running = None;
+                continue;
+            }
+            r.charged += per_min;
+            charged_now += per_min;
+            if elapsed >= s.minutes {
+                t.work += s.cost;
+                t.steps += 1;
+                history.push(Run {
+                    kind: s.kind,
+                    project: l.project.clone(),
+                    cost_usd: s.cost,
+                    finished_ms: now * MIN_MS,
+                    outcome: Outcome::Done,
+                });
+                l.next += 1;
+                l.cap_misses = 0;
+                l.running = None;
+            }
+        }
+        t.spent += charged_now;
+        ledger.advance(now);
+        if charged_now > 0.0 {
+            ledger.charges.push_back((now, charged_now));
+            ledger.sum += charged_now;
+        }
+        // 2. The account's limit: over it, every running step is cut.
+        t.max_window = t.max_window.max(ledger.sum / THRESHOLD);
+        if ledger.sum > THRESHOLD + 1e-9 {
+            if !over {
+                t.overshoots += 1;
+                t.limit_hits += 1;
+                over = true;
+                park_until = ledger.drained_to(0.75 * THRESHOLD);
+                for l in &mut lines {
+                    if let Some(r) = l.running.take() {
+                        t.wasted += r.charged;
+                        history.push(Run {
+                            kind: l.steps[l.next].kind,
+                            project: l.project.clone(),
+                            cost_usd: r.charged,
+                            finished_ms: now * MIN_MS,
+                            outcome: Outcome::Miss,
+                        });
+                    }
+                }
+            }
+        } else {
+            over = false;
+        }
+        // 3. Admission.
+        let busy = lines.iter().filter(|l| l.running.is_some()).count();
+        let mut free = SLOTS.saturating_sub(busy);
+        if free == 0 || now < park_until {
+            continue;
+        }
+        let mut snap = Snapshot {
+            now_ms: now * MIN_MS,
+            runs: history.clone(),
+            running: lines
+                .iter()
+                .filter_map(|l| l.running.as_ref().map(|r| r.estimate))
+                .collect(),
+            // The CLI's `rate_limit_event`: the account's own utilisation of the window.
+            server: server.then(|| conveyor::budget::ServerView {
+                observed_ms: now * MIN_MS,
+                window: Some(conveyor::budget::ServerWindow {
+                    utilization: ledger.sum / THRESHOLD,
+                    resets_at_ms: None,
+                }),
+                ..Default::default()
+            }),
+            park_until: Some(park_until * MIN_MS),
+        };
+        for &i in &order {
+            if free == 0 {
+                break;
+            }
+            let l = &mut lines[i];
+            if l.running.is_some() || l.abandoned || l.next >= l.steps.len() {
+                continue;
+            }
+            let kind = l.steps[l.next].kind;
+            let (estimate, cap) = match mode {
+                Mode::Fcfs => (0.0, None),
+                Mode::Policy | Mode::NoPacking | Mode::Oracle => match if mode == Mode::Oracle {
+                    policy.decide_for(&snap, kind, l.steps[l.next].cost)
+                } else {
+                    policy.decide(&snap, kind, &l.project)
+                } {
+                    Decision::Start { estimate_usd } => {
+                        // Over-admission: the policy's own count above a threshold (only the
+                        // "larger than the pool, into an empty pool" rule may do it).
+                        for p in policy.pools(&snap) {
+                            if p.spent_usd + snap.running_usd() + estimate_usd
+                                > p.threshold_usd + 1e-9
+                            {
+                                t.over_admitted += 1;
+                            }
+                        }
+                        snap.running.push(estimate_usd);
+                        let cap = if mode == Mode::Oracle {
+                            None
+                        } else {
+                            policy.max_budget(estimate_usd)
+                        };
+                        (estimate_usd, cap)
+                    }
+                    Decision::Wait { .. } if mode == Mode::NoPacking => break,
+                    Decision::Wait { .. } => continue,
+                },
+            };
+            l.running = Some(Running {
+                started: now,
+                estimate,
+                cap,
+                charged: 0.0,
+            });
+            free -= 1;
+        }
+    }
+    // Work in flight at dawn counts pro rata (for every policy alike).
+    for l in &lines {
+        if let Some(r) = &l.running {
+            t.work += r.charged;
+        }
+    }
+    t
+}
+
+fn main() {
+    let mut seeds = 10u64;
+    let mut hours = 10i64;
+    let mut server = false;
+    let mut cfg = BudgetConfig {
+        window_secs: u32::try_from(WINDOW_MIN * 60).unwrap_or(18000),
+        threshold_usd: THRESHOLD,
+        ..BudgetConfig::default()
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--seeds" => seeds = args.next().and_then(|v| v.parse().ok()).unwrap_or(seeds),
+            "--hours" => hours = args.next().and_then(|v| v.parse().ok()).unwrap_or(hours),
+            "--server" => server = true,
+            "--quantile" => {
+                cfg.estimate_quantile = args.next().and_then(|v| v.parse().ok()).unwrap_or(0.75);
+            }
+            "--margin" => cfg.margin = args.next().and_then(|v| v.parse().ok()).unwrap_or(0.0),
+            "--cap-factor" => {
+                cfg.max_budget_factor = args.next().and_then(|v| v.parse().ok()).unwrap_or(3.0);
+            }
+            _ => {
+                eprintln!(
+                    "usage: night [--seeds N] [--hours H] [--server] [--quantile Q] [--margin M] [--cap-factor F]"
+                );
+                std::process::exit(2);
+            }
+        }
+    }
+    let minutes = hours * 60;
+    println!(
+        "night: {LINES} lines × 8 steps, {SLOTS} slots, threshold ${THRESHOLD} per {}h rolling window, {hours}h, {seeds} seeds per distribution",
+        WINDOW_MIN / 60
+    );
+    println!(
+        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {}, server utilisation {}",
+        cfg.estimate_quantile * 100.0,
+        cfg.margin,
+        cfg.max_budget_factor,
+        if server { "on" } else { "off" }
+    );
+    println!(
+        "{:<15} {:<10} {:>8} {:>6} {:>7} {:>8} {:>8} {:>7} {:>6} {:>5} {:>5} {:>5} {:>5}",
+        "distribution",
+        "policy",
+        "work $",
+        "steps",
+        "util %",
+        "% bound",
+        "spent $",
+        "waste $",
+        "max w%",
+        "over",
+        "hits",
+        "caps",
+        "adm>T"
+    );
+    for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
+        let traces: Vec<Trace> = (0..seeds)
+            .map(|s| trace(dist, 0x5EED_0000 + s * 7919))
+            .collect();
+        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+            let mut sum = Tally::default();
+            let mut worst_over_admit = 0;
+            for tr in &traces {
+                let r = simulate(tr, mode, &cfg, minutes, server);
+                sum.work += r.work;
+                sum.steps += r.steps;
+                sum.spent += r.spent;
+                sum.wasted += r.wasted;
+                sum.overshoots += r.overshoots;
+                sum.max_window = sum.max_window.max(r.max_window);
+                sum.limit_hits += r.limit_hits;
+                sum.cap_misses += r.cap_misses;
+                sum.bound += r.bound;
+                worst_over_admit = worst_over_admit.max(r.over_admitted);
+            }
+            #[allow(clippy::cast_precision_loss)]
+            let n = seeds as f64;
+            #[allow(clippy::cast_precision_loss)]
+            let capacity = THRESHOLD * ((minutes + WINDOW_MIN - 1) / WINDOW_MIN) as f64;
+            println!(
+                "{:<15} {:<10} {:>8.2} {:>6.1} {:>7.1} {:>8.1} {:>8.2} {:>7.2} {:>6.0} {:>5} {:>5} {:>5} {:>5}",
+                dist.name(),
+                mode.name(),
+                sum.work / n,
+                f64::from(sum.steps) / n,
+                100.0 * sum.work / n / capacity,
+                100.0 * sum.work / sum.bound,
+                sum.spent / n,
+                sum.wasted / n,
+                100.0 * sum.max_window,
+                sum.overshoots,
+                sum.limit_hits,
+                sum.cap_misses,
+                if mode == Mode::Fcfs {
+                    "-".to_string()
+                } else {
+                    worst_over_admit.to_string()
+                }
+            );
+        }
+    }
+}
