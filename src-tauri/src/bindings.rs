@@ -58,12 +58,6 @@ fn generated_types_are_fresh() {
     fresh("types.ts", &generated());
 }
 
-/// The daemon's wire types, for the Lines, Review and Budget pages.
-#[test]
-fn generated_conveyor_types_are_fresh() {
-    fresh("conveyor.ts", &conveyor_api::typescript());
-}
-
 fn fresh(name: &str, want: &str) {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ui/src/lib/generated")

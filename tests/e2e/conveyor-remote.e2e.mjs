@@ -6,10 +6,9 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launch, makeHome, screenshot } from './harness.mjs';
+import { freePort, launch, makeHome, screenshot } from './harness.mjs';
 import { CLAUDE, CONVEYORD, agentEnvToml, bash, makeRepo, ownerOnly, startMock, text, writePlan } from './support.mjs';
 
 const TOKEN = 'remote-token-0123456789';
@@ -19,17 +18,6 @@ let daemon;
 let dirs;
 let repo;
 let url;
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address();
-      srv.close(() => resolve(port));
-    });
-    srv.on('error', reject);
-  });
-}
 
 async function api(p, init = {}) {
   const r = await fetch(`${url}${p}`, { ...init, headers: { authorization: `Bearer ${TOKEN}`, ...(init.headers ?? {}) } });

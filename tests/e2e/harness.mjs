@@ -13,7 +13,8 @@ export const ARTIFACTS = path.join(ROOT, 'tests', 'artifacts');
 const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
 export const APP = process.env.PULT_APP ?? path.join(TARGET, 'debug', 'pult');
 
-function freePort() {
+/** A port free on loopback now. */
+export function freePort() {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.listen(0, '127.0.0.1', () => {
