@@ -31,8 +31,8 @@ pub struct Budget {
     pub policy: Policy,
 }
 
-/// kind, project, cost, finished_at, outcome.
-type RunRow = (String, String, f64, i64, String);
+/// kind, project, step, cost, finished_at, outcome.
+type RunRow = (String, String, String, f64, i64, String);
 
 impl Budget {
     pub fn new(cfg: BudgetConfig) -> Budget {
@@ -56,7 +56,7 @@ impl Budget {
         // The longest pool: the monthly credit (at most 31 days) or the week.
         let since = now_ms - 32 * policy::DAY_MS;
         let rows: Vec<RunRow> = sqlx::query_as(
-            "SELECT r.kind, l.project_id, r.cost_usd, r.finished_at, r.outcome
+            "SELECT r.kind, l.project_id, r.step_id, r.cost_usd, r.finished_at, r.outcome
              FROM runs r JOIN lines l ON l.id = r.line_id
              WHERE r.finished_at IS NOT NULL AND r.outcome != 'running'
                AND (r.finished_at >= ?1 OR r.id > (SELECT COALESCE(MAX(id), 0) FROM runs) - ?2)
@@ -68,10 +68,11 @@ impl Budget {
         .await?;
         let runs = rows
             .into_iter()
-            .filter_map(|(kind, project, cost, at, outcome)| {
+            .filter_map(|(kind, project, step_id, cost, at, outcome)| {
                 Some(Run {
                     kind: StepKind::parse(&kind)?,
                     project,
+                    step_id,
                     cost_usd: cost,
                     finished_ms: at,
                     outcome: Outcome::of(&outcome),
@@ -163,8 +164,15 @@ mod tests {
     const MIN: i64 = 60_000;
     const NOW: i64 = 1_800_000_000_000;
 
-    /// A run of `kind` in project `p` that ended at `at` having cost `cost`.
-    async fn run(store: &Store, p: &str, kind: StepKind, cost: f64, at: i64, outcome: &str) {
+    /// A run of `kind` in project `p` that ended at `at` having cost `cost`; its step's id.
+    async fn run(
+        store: &Store,
+        p: &str,
+        kind: StepKind,
+        cost: f64,
+        at: i64,
+        outcome: &str,
+    ) -> String {
         let line = testing::line(store, p, &uuid::Uuid::new_v4().to_string(), 0, "running").await;
         let step = store.add_step(&line, kind, "s", "t", &[]).await.unwrap();
         let run = testing::run(store, &step.id, &line).await;
@@ -177,13 +185,14 @@ mod tests {
             .execute(&store.pool)
             .await
             .unwrap();
+        step.id
     }
 
     #[tokio::test]
     async fn the_snapshot_carries_spending_history_running_server_and_park() {
         let (_d, store) = testing::store().await;
         run(&store, "p", StepKind::Executor, 3.0, NOW - 10 * MIN, "ok").await;
-        run(
+        let missed = run(
             &store,
             "q",
             StepKind::Planner,
@@ -223,6 +232,10 @@ mod tests {
         assert_eq!(s.runs[0].project, "p");
         assert_eq!(s.runs[1].outcome, Outcome::Miss);
         assert_eq!(s.runs[1].kind, StepKind::Planner);
+        // The miss is the step's: its next attempt is estimated at least at what it spent.
+        assert_eq!(s.runs[1].step_id, missed);
+        let p = &b.policy;
+        assert!((p.retry_floor(&s.runs, &missed) - 0.5 * (1.0 + p.cfg.margin)).abs() < 1e-9);
         assert_eq!(s.running, [1.25]);
         let v = s.server.unwrap();
         assert!(!v.rejected);

@@ -57,6 +57,8 @@ impl Outcome {
 pub struct Run {
     pub kind: StepKind,
     pub project: String,
+    /// The step it was an attempt of (`runs.step_id`).
+    pub step_id: String,
     pub cost_usd: f64,
     /// When it ended (its cost is counted from then), unix ms.
     pub finished_ms: i64,
@@ -357,11 +359,32 @@ impl Policy {
         }
     }
 
-    /// May a step of `kind` in `project` start now? On `Start`, the caller pushes the
-    /// estimate onto `snap.running` before asking about the next candidate.
-    pub fn decide(&self, snap: &Snapshot, kind: StepKind, project: &str) -> Decision {
+    /// May a step of `kind` in `project` start now? `step`: the step's id when it exists
+    /// (an attempt after a miss is estimated at least at what the miss spent). On `Start`,
+    /// the caller pushes the estimate onto `snap.running` before asking about the next
+    /// candidate.
+    pub fn decide(
+        &self,
+        snap: &Snapshot,
+        kind: StepKind,
+        project: &str,
+        step: Option<&str>,
+    ) -> Decision {
         let est = self.estimate(&snap.runs, kind, Some(project)).usd;
+        let est = step.map_or(est, |s| est.max(self.retry_floor(&snap.runs, s)));
         self.decide_for(snap, kind, est)
+    }
+
+    /// The least a step's next attempt is estimated at: the most one of its earlier attempts
+    /// spent before a usage limit or its cap cut it (× `1 + margin`), 0 when none was cut.
+    /// Raising the kind's estimate by `miss_factor` is not enough for the step that missed:
+    /// cut at a cap of 4 × its estimate, it needs more than 4 × that estimate, and a cap of
+    /// 4 × 1.5 × the estimate cuts it again.
+    pub fn retry_floor(&self, runs: &[Run], step: &str) -> f64 {
+        runs.iter()
+            .filter(|r| r.outcome == Outcome::Miss && r.step_id == step)
+            .fold(0.0, |a: f64, r| a.max(r.cost_usd))
+            * (1.0 + self.cfg.margin)
     }
 
     /// [`Policy::decide`] for a step whose estimate is given (the simulator's oracle, which
@@ -509,6 +532,7 @@ mod tests {
         Run {
             kind,
             project: project.into(),
+            step_id: "s".into(),
             cost_usd: cost,
             finished_ms: NOW - ago_ms,
             outcome,
@@ -541,17 +565,17 @@ mod tests {
         // The planner's cold start: 1.0. 9 spent + 1 = 10: exactly the threshold.
         let mut s = snap(vec![done(9.0, 10 * MINUTE_MS)]);
         assert_eq!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { estimate_usd: 1.0 }
         );
         // A running step's estimate counts.
         s.running.push(0.5);
-        let (_, reason) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (_, reason) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert!(reason.contains("the window"), "{reason}");
         // Spending older than the window does not count.
         let s = snap(vec![done(100.0, 2 * HOUR_MS), done(4.0, MINUTE_MS)]);
         assert!(matches!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
     }
@@ -561,12 +585,12 @@ mod tests {
         let p = Policy::new(cfg());
         let s = snap(vec![done(6.0, 50 * MINUTE_MS), done(4.0, 10 * MINUTE_MS)]);
         // The 6 spent 50 minutes ago leaves the hour-long window in 10 minutes; then 4 + 1 fits.
-        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + 10 * MINUTE_MS);
         // Only the end of a running step can make room: look again in a few minutes.
         let mut s = snap(vec![]);
         s.running.push(9.5);
-        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + RECHECK_MS);
     }
 
@@ -576,7 +600,7 @@ mod tests {
             cold_start_usd: [("executor".to_string(), 25.0)].into(),
             ..cfg()
         });
-        let (until, reason) = wait(&p.decide(&snap(vec![]), StepKind::Executor, "p"));
+        let (until, reason) = wait(&p.decide(&snap(vec![]), StepKind::Executor, "p", None));
         assert_eq!(until, NOW + RECHECK_MS);
         assert!(
             reason.contains("larger than the window's whole threshold"),
@@ -589,14 +613,14 @@ mod tests {
     fn the_weekly_cap_holds_back_what_the_window_allows() {
         let s = snap(vec![done(11.5, 2 * DAY_MS), done(0.2, 8 * DAY_MS)]);
         assert!(matches!(
-            Policy::new(cfg()).decide(&s, StepKind::Planner, "p"),
+            Policy::new(cfg()).decide(&s, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
         let p = Policy::new(BudgetConfig {
             weekly_threshold_usd: Some(12.0),
             ..cfg()
         });
-        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert!(reason.contains("the week"), "{reason}");
         // When the 11.5 is seven days old.
         assert_eq!(until, NOW - 2 * DAY_MS + 7 * DAY_MS);
@@ -615,7 +639,7 @@ mod tests {
         assert_eq!(pools.len(), 1, "the window is off");
         assert_eq!(pools[0].kind, PoolKind::Monthly);
         assert_eq!(pools[0].spent_usd, 99.5);
-        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert!(reason.contains("the month"), "{reason}");
         let feb = Utc
             .with_ymd_and_hms(2027, 2, 1, 0, 0, 0)
@@ -760,6 +784,42 @@ mod tests {
     }
 
     #[test]
+    fn a_step_cut_short_is_estimated_at_least_at_what_it_spent() {
+        let p = Policy::new(BudgetConfig {
+            margin: 0.1,
+            ..cfg()
+        });
+        let mut runs = vec![
+            done(2.0, 50 * MINUTE_MS),
+            done(2.0, 40 * MINUTE_MS),
+            done(2.0, 30 * MINUTE_MS),
+        ];
+        // Step "big" ran into its cap (4 × 2.2 = 8.8) once; the limit cut it at 3 another time.
+        for (cost, ago) in [(8.8, 20 * MINUTE_MS), (3.0, 10 * MINUTE_MS)] {
+            runs.push(Run {
+                step_id: "big".into(),
+                ..run(StepKind::Executor, "p", cost, ago, Outcome::Miss)
+            });
+        }
+        // Two hours later: the hour-long window is empty again.
+        let mut s = snap(runs);
+        s.now_ms = NOW + 2 * HOUR_MS;
+        // The kind's estimate: 2 × 1.1, raised twice by the misses.
+        let kind = 2.0 * 1.1 * 1.5 * 1.5;
+        let other = p.decide(&s, StepKind::Executor, "p", Some("other"));
+        assert_eq!(other, Decision::Start { estimate_usd: kind });
+        assert_eq!(p.decide(&s, StepKind::Executor, "p", None), other);
+        // The step that missed: at least its largest miss × (1 + margin).
+        assert!((p.retry_floor(&s.runs, "big") - 8.8 * 1.1).abs() < 1e-9);
+        let Decision::Start { estimate_usd } = p.decide(&s, StepKind::Executor, "p", Some("big"))
+        else {
+            panic!("an empty window has room for 9.68");
+        };
+        assert!((estimate_usd - 8.8 * 1.1).abs() < 1e-9, "{estimate_usd}");
+        assert_eq!(p.retry_floor(&s.runs, "other"), 0.0);
+    }
+
+    #[test]
     fn the_cap_is_the_estimate_times_a_generous_factor() {
         assert_eq!(Policy::new(cfg()).max_budget(2.0), Some(8.0));
         let off = Policy::new(BudgetConfig {
@@ -787,7 +847,7 @@ mod tests {
         ];
         let mut started = Vec::new();
         for (kind, project) in asks {
-            if let Decision::Start { estimate_usd } = p.decide(&s, kind, project) {
+            if let Decision::Start { estimate_usd } = p.decide(&s, kind, project, None) {
                 s.running.push(estimate_usd);
                 started.push(project);
             }
@@ -798,11 +858,11 @@ mod tests {
         assert!((s.running_usd() - 2.5).abs() < 1e-9);
         // With room again, priority decides first: the executor goes before anyone below.
         let mut s = snap(vec![]);
-        let first = p.decide(&s, StepKind::Executor, "a");
+        let first = p.decide(&s, StepKind::Executor, "a", None);
         assert_eq!(first, Decision::Start { estimate_usd: 4.0 });
         s.running.push(4.0);
         assert!(matches!(
-            p.decide(&s, StepKind::Planner, "b"),
+            p.decide(&s, StepKind::Planner, "b", None),
             Decision::Start { .. }
         ));
     }
@@ -833,10 +893,10 @@ mod tests {
         assert_eq!(pools[0].resets_at_ms(), Some(NOW + 40 * MINUTE_MS));
         assert!((pools[1].spent_usd - 50.5).abs() < 1e-9, "{pools:?}");
         assert_eq!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { estimate_usd: 1.0 }
         );
-        let (until, _) = wait(&p.decide(&s, StepKind::Executor, "p"));
+        let (until, _) = wait(&p.decide(&s, StepKind::Executor, "p", None));
         assert_eq!(until, NOW + 40 * MINUTE_MS, "the server's reset");
         // It overrides downwards too: 10% used while we counted 9.5.
         let mut low = snap(vec![done(9.5, 30 * MINUTE_MS)]);
@@ -846,7 +906,7 @@ mod tests {
             ..ServerView::default()
         });
         assert!(matches!(
-            p.decide(&low, StepKind::Planner, "p"),
+            p.decide(&low, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
         // A report from before its window's reset is stale: our own count again.
@@ -865,17 +925,17 @@ mod tests {
             ..ServerView::default()
         });
         for kind in [StepKind::Planner, StepKind::Reviewer] {
-            let (until, reason) = wait(&p.decide(&s, kind, "p"));
+            let (until, reason) = wait(&p.decide(&s, kind, "p", None));
             assert_eq!(until, NOW + 30 * MINUTE_MS);
             assert!(reason.contains("rejected"), "{reason}");
         }
         s.now_ms = NOW + 30 * MINUTE_MS;
         assert!(matches!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
         s.park_until = Some(NOW + 45 * MINUTE_MS);
-        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + 45 * MINUTE_MS);
     }
 
