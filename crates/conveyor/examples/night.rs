@@ -26,7 +26,7 @@
 // A command-line report: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use conveyor::budget::{Decision, Outcome, Policy, Run, Snapshot};
+use conveyor::budget::{Decision, Outcome, Policy, Reserve, Run, Snapshot};
 use conveyor::config::BudgetConfig;
 use conveyor_api::StepKind;
 
@@ -156,7 +156,7 @@ struct Line {
 #[derive(Debug, Clone)]
 struct Running {
     started: i64,
-    estimate: f64,
+    reserve: Reserve,
     cap: Option<f64>,
     charged: f64,
 }
@@ -397,7 +397,7 @@ fn simulate(
             runs: history.clone(),
             running: lines
                 .iter()
-                .filter_map(|l| l.running.as_ref().map(|r| r.estimate))
+                .filter_map(|l| l.running.as_ref().map(|r| r.reserve))
                 .collect(),
             // The CLI's `rate_limit_event`: the account's own utilisation of the window.
             server: server.then(|| conveyor::budget::ServerView {
@@ -419,45 +419,48 @@ fn simulate(
                 continue;
             }
             let kind = l.steps[l.next].kind;
+            let reserve = if mode == Mode::Oracle {
+                Reserve::fixed(l.steps[l.next].cost)
+            } else {
+                policy.reserve_for(
+                    &snap.runs,
+                    kind,
+                    &l.project,
+                    retry_floor
+                        .then(|| format!("{}/{}", l.project, l.next))
+                        .as_deref(),
+                )
+            };
             let (estimate, cap) = match mode {
-                Mode::Fcfs => (0.0, None),
-                Mode::Policy | Mode::NoPacking | Mode::Oracle => match if mode == Mode::Oracle {
-                    policy.decide_for(&snap, kind, l.steps[l.next].cost)
-                } else {
-                    policy.decide(
-                        &snap,
-                        kind,
-                        &l.project,
-                        retry_floor
-                            .then(|| format!("{}/{}", l.project, l.next))
-                            .as_deref(),
-                    )
-                } {
-                    Decision::Start { estimate_usd } => {
-                        // Over-admission: the policy's own count above a threshold (only the
-                        // "larger than the pool, into an empty pool" rule may do it).
-                        for p in policy.pools(&snap) {
-                            if p.spent_usd + snap.running_usd() + estimate_usd
-                                > p.threshold_usd + 1e-9
-                            {
-                                t.over_admitted += 1;
+                Mode::Fcfs => (Reserve::fixed(0.0), None),
+                Mode::Policy | Mode::NoPacking | Mode::Oracle => {
+                    match policy.decide_for(&snap, kind, reserve) {
+                        Decision::Start { estimate_usd } => {
+                            // Over-admission: the policy's own count above a threshold (only the
+                            // "larger than the pool, into an empty pool" rule may do it).
+                            for p in policy.pools(&snap) {
+                                if p.spent_usd + policy.need(&p, &snap.running, reserve)
+                                    > p.threshold_usd + 1e-9
+                                {
+                                    t.over_admitted += 1;
+                                }
                             }
+                            snap.running.push(reserve);
+                            let cap = if mode == Mode::Oracle {
+                                None
+                            } else {
+                                policy.max_budget(estimate_usd)
+                            };
+                            (reserve, cap)
                         }
-                        snap.running.push(estimate_usd);
-                        let cap = if mode == Mode::Oracle {
-                            None
-                        } else {
-                            policy.max_budget(estimate_usd)
-                        };
-                        (estimate_usd, cap)
+                        Decision::Wait { .. } if mode == Mode::NoPacking => break,
+                        Decision::Wait { .. } => continue,
                     }
-                    Decision::Wait { .. } if mode == Mode::NoPacking => break,
-                    Decision::Wait { .. } => continue,
-                },
+                }
             };
             l.running = Some(Running {
                 started: now,
-                estimate,
+                reserve: estimate,
                 cap,
                 charged: 0.0,
             });

@@ -181,12 +181,9 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                 match sh
                     .budget
                     .policy
-                    .decide(&snap, kind, &l.project_id, step.as_deref())
+                    .admit(&mut snap, kind, &l.project_id, step.as_deref())
                 {
-                    Decision::Start { estimate_usd } => {
-                        snap.running.push(estimate_usd);
-                        estimate_usd
-                    }
+                    Decision::Start { estimate_usd } => estimate_usd,
                     Decision::Wait { until_ms, reason } => {
                         taken.insert(l.project_id.clone());
                         // Not a new event every pass for the same wait.

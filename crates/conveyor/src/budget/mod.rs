@@ -14,7 +14,7 @@ use conveyor_api::StepKind;
 use sqlx::SqlitePool;
 
 pub use policy::{
-    Decision, Estimate, Outcome, Policy, Pool, Run, ServerView, ServerWindow, Snapshot,
+    Decision, Estimate, Outcome, Policy, Pool, Reserve, Run, ServerView, ServerWindow, Snapshot,
 };
 pub use report::render;
 
@@ -66,7 +66,7 @@ impl Budget {
         .bind(HISTORY_ROWS)
         .fetch_all(pool)
         .await?;
-        let runs = rows
+        let runs: Vec<Run> = rows
             .into_iter()
             .filter_map(|(kind, project, step_id, cost, at, outcome)| {
                 Some(Run {
@@ -79,16 +79,22 @@ impl Budget {
                 })
             })
             .collect();
-        let recorded: Vec<(String, f64)> =
-            sqlx::query_as("SELECT line_id, estimate_usd FROM runs WHERE outcome = 'running'")
-                .fetch_all(pool)
-                .await?;
-        let mut running: Vec<f64> = recorded
+        let recorded: Vec<(String, f64, String, String)> = sqlx::query_as(
+            "SELECT r.line_id, r.estimate_usd, r.kind, l.project_id
+             FROM runs r JOIN lines l ON l.id = r.line_id WHERE r.outcome = 'running'",
+        )
+        .fetch_all(pool)
+        .await?;
+        let mut running: Vec<Reserve> = recorded
             .into_iter()
-            .filter(|(line, _)| !admitted.contains_key(line))
-            .map(|(_, e)| e)
+            .filter(|(line, ..)| !admitted.contains_key(line))
+            .map(|(_, e, kind, project)| match StepKind::parse(&kind) {
+                Some(kind) => self.policy.reserve(&runs, kind, &project, e, 0.0),
+                None => Reserve::fixed(e),
+            })
             .collect();
-        running.extend(admitted.values().copied());
+        // Admitted lines whose run is not recorded yet: by their estimate alone.
+        running.extend(admitted.values().map(|e| Reserve::fixed(*e)));
         let server = last_server_view(pool).await?;
         let park: Option<String> =
             sqlx::query_scalar("SELECT value FROM account WHERE key = 'park_until'")
@@ -236,7 +242,8 @@ mod tests {
         assert_eq!(s.runs[1].step_id, missed);
         let p = &b.policy;
         assert!((p.retry_floor(&s.runs, &missed) - 0.5 * (1.0 + p.cfg.margin)).abs() < 1e-9);
-        assert_eq!(s.running, [1.25]);
+        // No fixer history: its typical cost is its estimate.
+        assert_eq!(s.running, [Reserve::fixed(1.25)]);
         let v = s.server.unwrap();
         assert!(!v.rejected);
         assert_eq!(
@@ -252,7 +259,7 @@ mod tests {
         // line's recorded run is not counted twice.
         let admitted = HashMap::from([(line.clone(), 2.0), ("new".to_string(), 0.5)]);
         let s = b.snapshot(&store.pool, NOW, &admitted).await.unwrap();
-        let mut r = s.running.clone();
+        let mut r: Vec<f64> = s.running.iter().map(|r| r.estimate_usd).collect();
         r.sort_by(f64::total_cmp);
         assert_eq!(r, [0.5, 2.0]);
     }

@@ -4,10 +4,12 @@
 //! simulator (a virtual clock) run the very same code.
 //!
 //! The rule, per configured pool (rolling window, weekly cap, monthly credit): spent in the
-//! pool + estimates of running steps + this step's estimate ≤ the pool's threshold. Callers ask
-//! for candidates in priority order and add each started step's estimate to
-//! [`Snapshot::running`] before asking about the next: a best-priority step that does not fit
-//! waits, a shorter one below it that fits starts (packing), and priority stays the main order.
+//! pool + estimates of running steps + this step's estimate ≤ the pool's threshold (when the
+//! server's utilisation is the pool's count, the estimates' margins over a typical step are
+//! combined as a root sum of squares: [`Policy::need`]). Callers ask for candidates in
+//! priority order and add each started step's claim to [`Snapshot::running`] before asking
+//! about the next ([`Policy::admit`]): a best-priority step that does not fit waits, a shorter
+//! one below it that fits starts (packing), and priority stays the main order.
 
 use chrono::{Datelike, TimeZone, Utc};
 use conveyor_api::{PoolKind, StepKind};
@@ -86,14 +88,34 @@ pub struct ServerView {
     pub weekly: Option<ServerWindow>,
 }
 
+/// A running (or candidate) step's claim on the pools.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reserve {
+    /// Its estimate: what it is admitted with and capped by.
+    pub estimate_usd: f64,
+    /// What a step like it typically costs: the median of the same history × (1 + margin),
+    /// never above the estimate.
+    pub typical_usd: f64,
+}
+
+impl Reserve {
+    /// A claim known only by its estimate.
+    pub fn fixed(usd: f64) -> Reserve {
+        Reserve {
+            estimate_usd: usd,
+            typical_usd: usd,
+        }
+    }
+}
+
 /// Everything a decision looks at.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub now_ms: i64,
     /// Finished runs, oldest first: the spending of every pool and the history of estimates.
     pub runs: Vec<Run>,
-    /// Estimates of the steps running now (a started step's estimate is pushed here).
-    pub running: Vec<f64>,
+    /// The steps running now (a started step's reserve is pushed here).
+    pub running: Vec<Reserve>,
     pub server: Option<ServerView>,
     /// The account's usage limit: no step starts before this.
     pub park_until: Option<i64>,
@@ -102,7 +124,7 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn running_usd(&self) -> f64 {
         // A fold from +0.0: an empty float `sum()` is -0.0, shown as "-0.0000".
-        self.running.iter().fold(0.0, |a, b| a + b)
+        self.running.iter().fold(0.0, |a, r| a + r.estimate_usd)
     }
 }
 
@@ -361,8 +383,8 @@ impl Policy {
 
     /// May a step of `kind` in `project` start now? `step`: the step's id when it exists
     /// (an attempt after a miss is estimated at least at what the miss spent). On `Start`,
-    /// the caller pushes the estimate onto `snap.running` before asking about the next
-    /// candidate.
+    /// the caller pushes [`Policy::reserve_for`] onto `snap.running` before asking about the
+    /// next candidate ([`Policy::admit`] does both).
     pub fn decide(
         &self,
         snap: &Snapshot,
@@ -370,9 +392,79 @@ impl Policy {
         project: &str,
         step: Option<&str>,
     ) -> Decision {
-        let est = self.estimate(&snap.runs, kind, Some(project)).usd;
-        let est = step.map_or(est, |s| est.max(self.retry_floor(&snap.runs, s)));
-        self.decide_for(snap, kind, est)
+        self.decide_for(
+            snap,
+            kind,
+            self.reserve_for(&snap.runs, kind, project, step),
+        )
+    }
+
+    /// [`Policy::decide`], and on `Start` the step's reserve is pushed onto `snap.running`.
+    pub fn admit(
+        &self,
+        snap: &mut Snapshot,
+        kind: StepKind,
+        project: &str,
+        step: Option<&str>,
+    ) -> Decision {
+        let r = self.reserve_for(&snap.runs, kind, project, step);
+        let d = self.decide_for(snap, kind, r);
+        if matches!(d, Decision::Start { .. }) {
+            snap.running.push(r);
+        }
+        d
+    }
+
+    /// The claim of a step of `kind` in `project` (`step`: its id, when it exists).
+    pub fn reserve_for(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        step: Option<&str>,
+    ) -> Reserve {
+        let floor = step.map_or(0.0, |s| self.retry_floor(runs, s));
+        let est = self.estimate(runs, kind, Some(project)).usd.max(floor);
+        self.reserve(runs, kind, project, est, floor)
+    }
+
+    /// The claim of a step with this estimate: its typical cost is the median of the history
+    /// its estimate rests on × (1 + margin) (at least `floor`, at most the estimate).
+    pub fn reserve(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        estimate_usd: f64,
+        floor: f64,
+    ) -> Reserve {
+        let e = self.estimate(runs, kind, Some(project));
+        let typical = e
+            .median
+            .map_or(estimate_usd, |m| (m * (1.0 + self.cfg.margin)).max(floor));
+        Reserve {
+            estimate_usd,
+            typical_usd: typical.min(estimate_usd),
+        }
+    }
+
+    /// What the running steps and a candidate claim of `pool`. Counted by our own runs, the
+    /// sum of their estimates: a running step's spending so far is in no count. When the
+    /// server's utilisation is the pool's count, it already holds what the running steps have
+    /// accrued, so each estimate's margin over a typical step need not be reserved in full
+    /// for every step at once: the typical costs plus the root of the sum of the squared
+    /// margins (the margins of independent steps add up like deviations, and a step running
+    /// over its typical cost shows in the next utilisation, still counted in full there).
+    pub fn need(&self, pool: &Pool, running: &[Reserve], candidate: Reserve) -> f64 {
+        let all = running.iter().chain(std::iter::once(&candidate));
+        if pool.utilization.is_none() {
+            return all.fold(0.0, |a, r| a + r.estimate_usd);
+        }
+        let (typical, square) = all.fold((0.0, 0.0), |(t, q), r| {
+            let over = (r.estimate_usd - r.typical_usd).max(0.0);
+            (t + r.typical_usd, q + over * over)
+        });
+        typical + f64::sqrt(square)
     }
 
     /// The least a step's next attempt is estimated at: the most one of its earlier attempts
@@ -387,9 +479,10 @@ impl Policy {
             * (1.0 + self.cfg.margin)
     }
 
-    /// [`Policy::decide`] for a step whose estimate is given (the simulator's oracle, which
-    /// knows every step's true cost, asks this way).
-    pub fn decide_for(&self, snap: &Snapshot, kind: StepKind, est: f64) -> Decision {
+    /// [`Policy::decide`] for a step whose claim is given (the simulator's oracle, which
+    /// knows every step's true cost, asks with [`Reserve::fixed`]).
+    pub fn decide_for(&self, snap: &Snapshot, kind: StepKind, cand: Reserve) -> Decision {
+        let est = cand.estimate_usd;
         let now = snap.now_ms;
         if let Some(until) = snap.park_until.filter(|t| *t > now) {
             return Decision::Wait {
@@ -407,11 +500,11 @@ impl Policy {
                     .into(),
             };
         }
-        let running = snap.running_usd();
-        let need = running + est;
         let mut until: Option<i64> = None;
         let mut reasons = Vec::new();
         for p in self.pools(snap) {
+            let need = self.need(&p, &snap.running, cand);
+            let running = need - est;
             if p.spent_usd + need <= p.threshold_usd + EPS {
                 continue;
             }
@@ -569,7 +662,7 @@ mod tests {
             Decision::Start { estimate_usd: 1.0 }
         );
         // A running step's estimate counts.
-        s.running.push(0.5);
+        s.running.push(Reserve::fixed(0.5));
         let (_, reason) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert!(reason.contains("the window"), "{reason}");
         // Spending older than the window does not count.
@@ -589,7 +682,7 @@ mod tests {
         assert_eq!(until, NOW + 10 * MINUTE_MS);
         // Only the end of a running step can make room: look again in a few minutes.
         let mut s = snap(vec![]);
-        s.running.push(9.5);
+        s.running.push(Reserve::fixed(9.5));
         let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + RECHECK_MS);
     }
@@ -820,6 +913,78 @@ mod tests {
     }
 
     #[test]
+    fn with_the_servers_count_the_running_margins_add_up_as_deviations() {
+        let p = Policy::new(cfg());
+        let claim = Reserve {
+            estimate_usd: 3.0,
+            typical_usd: 1.0,
+        };
+        // Our own count: 2 spent; two steps running, each estimated at 3 (typically 1).
+        let mut s = snap(vec![done(2.0, 10 * MINUTE_MS)]);
+        s.running = vec![claim, claim];
+        // By our count, the sum of the estimates: 2 + 3 + 3 + 3 > 10.
+        let (_, reason) = wait(&p.decide_for(&s, StepKind::Executor, claim));
+        assert!(reason.contains("$6.0000 running"), "{reason}");
+        // The server says 20% (the running steps' accrual included): 2 + 3 × 1 + √(3 × 2²)
+        // = 8.46 ≤ 10.
+        s.server = Some(ServerView {
+            observed_ms: NOW,
+            window: Some(ServerWindow {
+                utilization: 0.2,
+                resets_at_ms: None,
+            }),
+            ..ServerView::default()
+        });
+        let pool = &p.pools(&s)[0];
+        let need = p.need(pool, &s.running, claim);
+        assert!((need - (3.0 + 12f64.sqrt())).abs() < 1e-9, "{need}");
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, claim),
+            Decision::Start { estimate_usd: 3.0 }
+        );
+        // Claims known only by their estimate are summed either way.
+        let fixed = [Reserve::fixed(3.0), Reserve::fixed(3.0)];
+        assert!((p.need(pool, &fixed, Reserve::fixed(3.0)) - 9.0).abs() < 1e-9);
+        // `admit` pushes the started step's claim: one executor run of history, so the cold
+        // start, 2, typically too (2 + 1 + 1 + 2 + √8 ≤ 10).
+        assert!(matches!(
+            p.admit(&mut s, StepKind::Executor, "p", None),
+            Decision::Start { .. }
+        ));
+        assert_eq!(s.running[2], Reserve::fixed(2.0));
+        assert_eq!(s.running.len(), 3);
+    }
+
+    #[test]
+    fn a_claims_typical_cost_is_the_median_with_the_margin_below_the_estimate() {
+        let p = Policy::new(BudgetConfig {
+            margin: 0.1,
+            ..cfg()
+        });
+        let runs: Vec<Run> = [1.0, 1.0, 1.0, 1.0, 5.0]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| done(*c, HOUR_MS + i64::try_from(i).unwrap()))
+            .collect();
+        let r = p.reserve_for(&runs, StepKind::Executor, "p", None);
+        // p90 of the five: 3.4; the median: 1.
+        assert!((r.estimate_usd - 3.4 * 1.1).abs() < 1e-9, "{r:?}");
+        assert!((r.typical_usd - 1.1).abs() < 1e-9, "{r:?}");
+        // After a miss of 4, the step's claim is at least 4 × 1.1, typically too.
+        let mut runs = runs;
+        runs.push(Run {
+            step_id: "x".into(),
+            ..run(StepKind::Executor, "p", 4.0, HOUR_MS - 1, Outcome::Miss)
+        });
+        let r = p.reserve_for(&runs, StepKind::Executor, "p", Some("x"));
+        assert!((r.typical_usd - 4.4).abs() < 1e-9, "{r:?}");
+        assert!(r.estimate_usd >= r.typical_usd);
+        // No history: the cold start (× 1.1), typically too.
+        let r = p.reserve_for(&[], StepKind::Executor, "p", None);
+        assert_eq!(r, Reserve::fixed(2.0 * 1.1));
+    }
+
+    #[test]
     fn the_cap_is_the_estimate_times_a_generous_factor() {
         assert_eq!(Policy::new(cfg()).max_budget(2.0), Some(8.0));
         let off = Policy::new(BudgetConfig {
@@ -848,7 +1013,7 @@ mod tests {
         let mut started = Vec::new();
         for (kind, project) in asks {
             if let Decision::Start { estimate_usd } = p.decide(&s, kind, project, None) {
-                s.running.push(estimate_usd);
+                s.running.push(Reserve::fixed(estimate_usd));
                 started.push(project);
             }
         }
@@ -860,7 +1025,7 @@ mod tests {
         let mut s = snap(vec![]);
         let first = p.decide(&s, StepKind::Executor, "a", None);
         assert_eq!(first, Decision::Start { estimate_usd: 4.0 });
-        s.running.push(4.0);
+        s.running.push(Reserve::fixed(4.0));
         assert!(matches!(
             p.decide(&s, StepKind::Planner, "b", None),
             Decision::Start { .. }
