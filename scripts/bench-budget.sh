@@ -2,7 +2,7 @@
 # The night simulator (not a test): seeded synthetic nights replayed through conveyor's real
 # budget policy with a virtual clock, against FCFS admission and an upper bound on the optimum.
 # Prints a table per setting; docs/benchmarks.md explains the columns.
-#   scripts/bench-budget.sh [--seeds 20] [--hours 10] [--server] [--quantile 0.9] [--margin 0.15] [--cap-factor 4]
+#   scripts/bench-budget.sh [--seeds 20] [--hours 10] [--server] [--quantile 0.9] [--margin 0.15] [--cap-factor 4] [--no-retry-floor]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo run --quiet --release -p conveyor --example night -- "$@"

@@ -20,12 +20,13 @@
 //!   policy's rule and packing with every step's true cost as its estimate (and no cap): a
 //!   feasible schedule, so a lower bound on the optimum, as the printed bound is an upper one.
 //!
-//! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--hours H]`
+//! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--hours H] [--server]
+//! [--no-retry-floor]` (the last: attempts after a miss estimated by their kind alone)
 
 // A command-line report: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use conveyor::budget::{Decision, Outcome, Policy, Run, Snapshot};
+use conveyor::budget::{Decision, Outcome, Policy, Reserve, Run, Snapshot};
 use conveyor::config::BudgetConfig;
 use conveyor_api::StepKind;
 
@@ -155,7 +156,7 @@ struct Line {
 #[derive(Debug, Clone)]
 struct Running {
     started: i64,
-    estimate: f64,
+    reserve: Reserve,
     cap: Option<f64>,
     charged: f64,
 }
@@ -202,6 +203,7 @@ fn trace(dist: Dist, seed: u64) -> Trace {
                 history.push(Run {
                     kind: s.kind,
                     project: project.clone(),
+                    step_id: format!("{project}/earlier/{j}/{n}"),
                     cost_usd: s.cost,
                     #[allow(clippy::cast_possible_wrap)]
                     finished_ms: -((3 * 24 * 60 + (j * 10 + n) as i64 * 7 + i as i64) * MIN_MS),
@@ -276,7 +278,14 @@ impl Ledger {
     }
 }
 
-fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bool) -> Tally {
+fn simulate(
+    tr: &Trace,
+    mode: Mode,
+    cfg: &BudgetConfig,
+    minutes: i64,
+    server: bool,
+    retry_floor: bool,
+) -> Tally {
     let policy = Policy::new(cfg.clone());
     let mut lines = tr.lines.clone();
     let mut history = tr.history.clone();
@@ -318,6 +327,7 @@ fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bo
                 history.push(Run {
                     kind: s.kind,
                     project: l.project.clone(),
+                    step_id: format!("{}/{}", l.project, l.next),
                     cost_usd: cap,
                     finished_ms: now * MIN_MS,
                     outcome: Outcome::Miss,
@@ -335,6 +345,7 @@ fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bo
                 history.push(Run {
                     kind: s.kind,
                     project: l.project.clone(),
+                    step_id: format!("{}/{}", l.project, l.next),
                     cost_usd: s.cost,
                     finished_ms: now * MIN_MS,
                     outcome: Outcome::Done,
@@ -364,6 +375,7 @@ fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bo
                         history.push(Run {
                             kind: l.steps[l.next].kind,
                             project: l.project.clone(),
+                            step_id: format!("{}/{}", l.project, l.next),
                             cost_usd: r.charged,
                             finished_ms: now * MIN_MS,
                             outcome: Outcome::Miss,
@@ -385,7 +397,7 @@ fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bo
             runs: history.clone(),
             running: lines
                 .iter()
-                .filter_map(|l| l.running.as_ref().map(|r| r.estimate))
+                .filter_map(|l| l.running.as_ref().map(|r| r.reserve))
                 .collect(),
             // The CLI's `rate_limit_event`: the account's own utilisation of the window.
             server: server.then(|| conveyor::budget::ServerView {
@@ -407,38 +419,48 @@ fn simulate(tr: &Trace, mode: Mode, cfg: &BudgetConfig, minutes: i64, server: bo
                 continue;
             }
             let kind = l.steps[l.next].kind;
+            let reserve = if mode == Mode::Oracle {
+                Reserve::fixed(l.steps[l.next].cost)
+            } else {
+                policy.reserve_for(
+                    &snap.runs,
+                    kind,
+                    &l.project,
+                    retry_floor
+                        .then(|| format!("{}/{}", l.project, l.next))
+                        .as_deref(),
+                )
+            };
             let (estimate, cap) = match mode {
-                Mode::Fcfs => (0.0, None),
-                Mode::Policy | Mode::NoPacking | Mode::Oracle => match if mode == Mode::Oracle {
-                    policy.decide_for(&snap, kind, l.steps[l.next].cost)
-                } else {
-                    policy.decide(&snap, kind, &l.project)
-                } {
-                    Decision::Start { estimate_usd } => {
-                        // Over-admission: the policy's own count above a threshold (only the
-                        // "larger than the pool, into an empty pool" rule may do it).
-                        for p in policy.pools(&snap) {
-                            if p.spent_usd + snap.running_usd() + estimate_usd
-                                > p.threshold_usd + 1e-9
-                            {
-                                t.over_admitted += 1;
+                Mode::Fcfs => (Reserve::fixed(0.0), None),
+                Mode::Policy | Mode::NoPacking | Mode::Oracle => {
+                    match policy.decide_for(&snap, kind, reserve) {
+                        Decision::Start { estimate_usd } => {
+                            // Over-admission: the policy's own count above a threshold (only the
+                            // "larger than the pool, into an empty pool" rule may do it).
+                            for p in policy.pools(&snap) {
+                                if p.spent_usd + policy.need(&p, &snap.running, reserve)
+                                    > p.threshold_usd + 1e-9
+                                {
+                                    t.over_admitted += 1;
+                                }
                             }
+                            snap.running.push(reserve);
+                            let cap = if mode == Mode::Oracle {
+                                None
+                            } else {
+                                policy.max_budget(estimate_usd)
+                            };
+                            (reserve, cap)
                         }
-                        snap.running.push(estimate_usd);
-                        let cap = if mode == Mode::Oracle {
-                            None
-                        } else {
-                            policy.max_budget(estimate_usd)
-                        };
-                        (estimate_usd, cap)
+                        Decision::Wait { .. } if mode == Mode::NoPacking => break,
+                        Decision::Wait { .. } => continue,
                     }
-                    Decision::Wait { .. } if mode == Mode::NoPacking => break,
-                    Decision::Wait { .. } => continue,
-                },
+                }
             };
             l.running = Some(Running {
                 started: now,
-                estimate,
+                reserve: estimate,
                 cap,
                 charged: 0.0,
             });
@@ -458,6 +480,7 @@ fn main() {
     let mut seeds = 10u64;
     let mut hours = 10i64;
     let mut server = false;
+    let mut retry_floor = true;
     let mut cfg = BudgetConfig {
         window_secs: u32::try_from(WINDOW_MIN * 60).unwrap_or(18000),
         threshold_usd: THRESHOLD,
@@ -469,6 +492,7 @@ fn main() {
             "--seeds" => seeds = args.next().and_then(|v| v.parse().ok()).unwrap_or(seeds),
             "--hours" => hours = args.next().and_then(|v| v.parse().ok()).unwrap_or(hours),
             "--server" => server = true,
+            "--no-retry-floor" => retry_floor = false,
             "--quantile" => {
                 cfg.estimate_quantile = args.next().and_then(|v| v.parse().ok()).unwrap_or(0.75);
             }
@@ -478,7 +502,7 @@ fn main() {
             }
             _ => {
                 eprintln!(
-                    "usage: night [--seeds N] [--hours H] [--server] [--quantile Q] [--margin M] [--cap-factor F]"
+                    "usage: night [--seeds N] [--hours H] [--server] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]"
                 );
                 std::process::exit(2);
             }
@@ -520,7 +544,7 @@ fn main() {
             let mut sum = Tally::default();
             let mut worst_over_admit = 0;
             for tr in &traces {
-                let r = simulate(tr, mode, &cfg, minutes, server);
+                let r = simulate(tr, mode, &cfg, minutes, server, retry_floor);
                 sum.work += r.work;
                 sum.steps += r.steps;
                 sum.spent += r.spent;

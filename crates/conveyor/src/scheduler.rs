@@ -160,7 +160,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         let action = line::next_action(sh, &l).await?;
         let estimate = match action {
             Action::Nothing => continue,
-            Action::Step { kind } => {
+            Action::Step { kind, step } => {
                 if let Some(until) = account_park {
                     taken.insert(l.project_id.clone());
                     if l.state() != LineState::WaitingBudget || l.park_until != Some(until) {
@@ -178,11 +178,12 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     continue;
                 }
                 // The single decision point of the budget.
-                match sh.budget.policy.decide(&snap, kind, &l.project_id) {
-                    Decision::Start { estimate_usd } => {
-                        snap.running.push(estimate_usd);
-                        estimate_usd
-                    }
+                match sh
+                    .budget
+                    .policy
+                    .admit(&mut snap, kind, &l.project_id, step.as_deref())
+                {
+                    Decision::Start { estimate_usd } => estimate_usd,
                     Decision::Wait { until_ms, reason } => {
                         taken.insert(l.project_id.clone());
                         // Not a new event every pass for the same wait.

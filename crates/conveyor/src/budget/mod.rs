@@ -14,7 +14,7 @@ use conveyor_api::StepKind;
 use sqlx::SqlitePool;
 
 pub use policy::{
-    Decision, Estimate, Outcome, Policy, Pool, Run, ServerView, ServerWindow, Snapshot,
+    Decision, Estimate, Outcome, Policy, Pool, Reserve, Run, ServerView, ServerWindow, Snapshot,
 };
 pub use report::render;
 
@@ -31,8 +31,8 @@ pub struct Budget {
     pub policy: Policy,
 }
 
-/// kind, project, cost, finished_at, outcome.
-type RunRow = (String, String, f64, i64, String);
+/// kind, project, step, cost, finished_at, outcome.
+type RunRow = (String, String, String, f64, i64, String);
 
 impl Budget {
     pub fn new(cfg: BudgetConfig) -> Budget {
@@ -56,7 +56,7 @@ impl Budget {
         // The longest pool: the monthly credit (at most 31 days) or the week.
         let since = now_ms - 32 * policy::DAY_MS;
         let rows: Vec<RunRow> = sqlx::query_as(
-            "SELECT r.kind, l.project_id, r.cost_usd, r.finished_at, r.outcome
+            "SELECT r.kind, l.project_id, r.step_id, r.cost_usd, r.finished_at, r.outcome
              FROM runs r JOIN lines l ON l.id = r.line_id
              WHERE r.finished_at IS NOT NULL AND r.outcome != 'running'
                AND (r.finished_at >= ?1 OR r.id > (SELECT COALESCE(MAX(id), 0) FROM runs) - ?2)
@@ -66,28 +66,35 @@ impl Budget {
         .bind(HISTORY_ROWS)
         .fetch_all(pool)
         .await?;
-        let runs = rows
+        let runs: Vec<Run> = rows
             .into_iter()
-            .filter_map(|(kind, project, cost, at, outcome)| {
+            .filter_map(|(kind, project, step_id, cost, at, outcome)| {
                 Some(Run {
                     kind: StepKind::parse(&kind)?,
                     project,
+                    step_id,
                     cost_usd: cost,
                     finished_ms: at,
                     outcome: Outcome::of(&outcome),
                 })
             })
             .collect();
-        let recorded: Vec<(String, f64)> =
-            sqlx::query_as("SELECT line_id, estimate_usd FROM runs WHERE outcome = 'running'")
-                .fetch_all(pool)
-                .await?;
-        let mut running: Vec<f64> = recorded
+        let recorded: Vec<(String, f64, String, String)> = sqlx::query_as(
+            "SELECT r.line_id, r.estimate_usd, r.kind, l.project_id
+             FROM runs r JOIN lines l ON l.id = r.line_id WHERE r.outcome = 'running'",
+        )
+        .fetch_all(pool)
+        .await?;
+        let mut running: Vec<Reserve> = recorded
             .into_iter()
-            .filter(|(line, _)| !admitted.contains_key(line))
-            .map(|(_, e)| e)
+            .filter(|(line, ..)| !admitted.contains_key(line))
+            .map(|(_, e, kind, project)| match StepKind::parse(&kind) {
+                Some(kind) => self.policy.reserve(&runs, kind, &project, e, 0.0),
+                None => Reserve::fixed(e),
+            })
             .collect();
-        running.extend(admitted.values().copied());
+        // Admitted lines whose run is not recorded yet: by their estimate alone.
+        running.extend(admitted.values().map(|e| Reserve::fixed(*e)));
         let server = last_server_view(pool).await?;
         let park: Option<String> =
             sqlx::query_scalar("SELECT value FROM account WHERE key = 'park_until'")
@@ -163,8 +170,15 @@ mod tests {
     const MIN: i64 = 60_000;
     const NOW: i64 = 1_800_000_000_000;
 
-    /// A run of `kind` in project `p` that ended at `at` having cost `cost`.
-    async fn run(store: &Store, p: &str, kind: StepKind, cost: f64, at: i64, outcome: &str) {
+    /// A run of `kind` in project `p` that ended at `at` having cost `cost`; its step's id.
+    async fn run(
+        store: &Store,
+        p: &str,
+        kind: StepKind,
+        cost: f64,
+        at: i64,
+        outcome: &str,
+    ) -> String {
         let line = testing::line(store, p, &uuid::Uuid::new_v4().to_string(), 0, "running").await;
         let step = store.add_step(&line, kind, "s", "t", &[]).await.unwrap();
         let run = testing::run(store, &step.id, &line).await;
@@ -177,13 +191,14 @@ mod tests {
             .execute(&store.pool)
             .await
             .unwrap();
+        step.id
     }
 
     #[tokio::test]
     async fn the_snapshot_carries_spending_history_running_server_and_park() {
         let (_d, store) = testing::store().await;
         run(&store, "p", StepKind::Executor, 3.0, NOW - 10 * MIN, "ok").await;
-        run(
+        let missed = run(
             &store,
             "q",
             StepKind::Planner,
@@ -223,7 +238,12 @@ mod tests {
         assert_eq!(s.runs[0].project, "p");
         assert_eq!(s.runs[1].outcome, Outcome::Miss);
         assert_eq!(s.runs[1].kind, StepKind::Planner);
-        assert_eq!(s.running, [1.25]);
+        // The miss is the step's: its next attempt is estimated at least at what it spent.
+        assert_eq!(s.runs[1].step_id, missed);
+        let p = &b.policy;
+        assert!((p.retry_floor(&s.runs, &missed) - 0.5 * (1.0 + p.cfg.margin)).abs() < 1e-9);
+        // No fixer history: its typical cost is its estimate.
+        assert_eq!(s.running, [Reserve::fixed(1.25)]);
         let v = s.server.unwrap();
         assert!(!v.rejected);
         assert_eq!(
@@ -239,7 +259,7 @@ mod tests {
         // line's recorded run is not counted twice.
         let admitted = HashMap::from([(line.clone(), 2.0), ("new".to_string(), 0.5)]);
         let s = b.snapshot(&store.pool, NOW, &admitted).await.unwrap();
-        let mut r = s.running.clone();
+        let mut r: Vec<f64> = s.running.iter().map(|r| r.estimate_usd).collect();
         r.sort_by(f64::total_cmp);
         assert_eq!(r, [0.5, 2.0]);
     }

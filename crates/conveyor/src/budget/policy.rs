@@ -4,10 +4,12 @@
 //! simulator (a virtual clock) run the very same code.
 //!
 //! The rule, per configured pool (rolling window, weekly cap, monthly credit): spent in the
-//! pool + estimates of running steps + this step's estimate ≤ the pool's threshold. Callers ask
-//! for candidates in priority order and add each started step's estimate to
-//! [`Snapshot::running`] before asking about the next: a best-priority step that does not fit
-//! waits, a shorter one below it that fits starts (packing), and priority stays the main order.
+//! pool + estimates of running steps + this step's estimate ≤ the pool's threshold (when the
+//! server's utilisation is the pool's count, the estimates' margins over a typical step are
+//! combined as a root sum of squares: [`Policy::need`]). Callers ask for candidates in
+//! priority order and add each started step's claim to [`Snapshot::running`] before asking
+//! about the next ([`Policy::admit`]): a best-priority step that does not fit waits, a shorter
+//! one below it that fits starts (packing), and priority stays the main order.
 
 use chrono::{Datelike, TimeZone, Utc};
 use conveyor_api::{PoolKind, StepKind};
@@ -57,6 +59,8 @@ impl Outcome {
 pub struct Run {
     pub kind: StepKind,
     pub project: String,
+    /// The step it was an attempt of (`runs.step_id`).
+    pub step_id: String,
     pub cost_usd: f64,
     /// When it ended (its cost is counted from then), unix ms.
     pub finished_ms: i64,
@@ -84,14 +88,34 @@ pub struct ServerView {
     pub weekly: Option<ServerWindow>,
 }
 
+/// A running (or candidate) step's claim on the pools.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reserve {
+    /// Its estimate: what it is admitted with and capped by.
+    pub estimate_usd: f64,
+    /// What a step like it typically costs: the median of the same history × (1 + margin),
+    /// never above the estimate.
+    pub typical_usd: f64,
+}
+
+impl Reserve {
+    /// A claim known only by its estimate.
+    pub fn fixed(usd: f64) -> Reserve {
+        Reserve {
+            estimate_usd: usd,
+            typical_usd: usd,
+        }
+    }
+}
+
 /// Everything a decision looks at.
 #[derive(Debug, Clone, Default)]
 pub struct Snapshot {
     pub now_ms: i64,
     /// Finished runs, oldest first: the spending of every pool and the history of estimates.
     pub runs: Vec<Run>,
-    /// Estimates of the steps running now (a started step's estimate is pushed here).
-    pub running: Vec<f64>,
+    /// The steps running now (a started step's reserve is pushed here).
+    pub running: Vec<Reserve>,
     pub server: Option<ServerView>,
     /// The account's usage limit: no step starts before this.
     pub park_until: Option<i64>,
@@ -100,7 +124,7 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn running_usd(&self) -> f64 {
         // A fold from +0.0: an empty float `sum()` is -0.0, shown as "-0.0000".
-        self.running.iter().fold(0.0, |a, b| a + b)
+        self.running.iter().fold(0.0, |a, r| a + r.estimate_usd)
     }
 }
 
@@ -357,16 +381,108 @@ impl Policy {
         }
     }
 
-    /// May a step of `kind` in `project` start now? On `Start`, the caller pushes the
-    /// estimate onto `snap.running` before asking about the next candidate.
-    pub fn decide(&self, snap: &Snapshot, kind: StepKind, project: &str) -> Decision {
-        let est = self.estimate(&snap.runs, kind, Some(project)).usd;
-        self.decide_for(snap, kind, est)
+    /// May a step of `kind` in `project` start now? `step`: the step's id when it exists
+    /// (an attempt after a miss is estimated at least at what the miss spent). On `Start`,
+    /// the caller pushes [`Policy::reserve_for`] onto `snap.running` before asking about the
+    /// next candidate ([`Policy::admit`] does both).
+    pub fn decide(
+        &self,
+        snap: &Snapshot,
+        kind: StepKind,
+        project: &str,
+        step: Option<&str>,
+    ) -> Decision {
+        self.decide_for(
+            snap,
+            kind,
+            self.reserve_for(&snap.runs, kind, project, step),
+        )
     }
 
-    /// [`Policy::decide`] for a step whose estimate is given (the simulator's oracle, which
-    /// knows every step's true cost, asks this way).
-    pub fn decide_for(&self, snap: &Snapshot, kind: StepKind, est: f64) -> Decision {
+    /// [`Policy::decide`], and on `Start` the step's reserve is pushed onto `snap.running`.
+    pub fn admit(
+        &self,
+        snap: &mut Snapshot,
+        kind: StepKind,
+        project: &str,
+        step: Option<&str>,
+    ) -> Decision {
+        let r = self.reserve_for(&snap.runs, kind, project, step);
+        let d = self.decide_for(snap, kind, r);
+        if matches!(d, Decision::Start { .. }) {
+            snap.running.push(r);
+        }
+        d
+    }
+
+    /// The claim of a step of `kind` in `project` (`step`: its id, when it exists).
+    pub fn reserve_for(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        step: Option<&str>,
+    ) -> Reserve {
+        let floor = step.map_or(0.0, |s| self.retry_floor(runs, s));
+        let est = self.estimate(runs, kind, Some(project)).usd.max(floor);
+        self.reserve(runs, kind, project, est, floor)
+    }
+
+    /// The claim of a step with this estimate: its typical cost is the median of the history
+    /// its estimate rests on × (1 + margin) (at least `floor`, at most the estimate).
+    pub fn reserve(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        estimate_usd: f64,
+        floor: f64,
+    ) -> Reserve {
+        let e = self.estimate(runs, kind, Some(project));
+        let typical = e
+            .median
+            .map_or(estimate_usd, |m| (m * (1.0 + self.cfg.margin)).max(floor));
+        Reserve {
+            estimate_usd,
+            typical_usd: typical.min(estimate_usd),
+        }
+    }
+
+    /// What the running steps and a candidate claim of `pool`. Counted by our own runs, the
+    /// sum of their estimates: a running step's spending so far is in no count. When the
+    /// server's utilisation is the pool's count, it already holds what the running steps have
+    /// accrued, so each estimate's margin over a typical step need not be reserved in full
+    /// for every step at once: the typical costs plus the root of the sum of the squared
+    /// margins (the margins of independent steps add up like deviations, and a step running
+    /// over its typical cost shows in the next utilisation, still counted in full there).
+    pub fn need(&self, pool: &Pool, running: &[Reserve], candidate: Reserve) -> f64 {
+        let all = running.iter().chain(std::iter::once(&candidate));
+        if pool.utilization.is_none() {
+            return all.fold(0.0, |a, r| a + r.estimate_usd);
+        }
+        let (typical, square) = all.fold((0.0, 0.0), |(t, q), r| {
+            let over = (r.estimate_usd - r.typical_usd).max(0.0);
+            (t + r.typical_usd, q + over * over)
+        });
+        typical + f64::sqrt(square)
+    }
+
+    /// The least a step's next attempt is estimated at: the most one of its earlier attempts
+    /// spent before a usage limit or its cap cut it (× `1 + margin`), 0 when none was cut.
+    /// Raising the kind's estimate by `miss_factor` is not enough for the step that missed:
+    /// cut at a cap of 4 × its estimate, it needs more than 4 × that estimate, and a cap of
+    /// 4 × 1.5 × the estimate cuts it again.
+    pub fn retry_floor(&self, runs: &[Run], step: &str) -> f64 {
+        runs.iter()
+            .filter(|r| r.outcome == Outcome::Miss && r.step_id == step)
+            .fold(0.0, |a: f64, r| a.max(r.cost_usd))
+            * (1.0 + self.cfg.margin)
+    }
+
+    /// [`Policy::decide`] for a step whose claim is given (the simulator's oracle, which
+    /// knows every step's true cost, asks with [`Reserve::fixed`]).
+    pub fn decide_for(&self, snap: &Snapshot, kind: StepKind, cand: Reserve) -> Decision {
+        let est = cand.estimate_usd;
         let now = snap.now_ms;
         if let Some(until) = snap.park_until.filter(|t| *t > now) {
             return Decision::Wait {
@@ -384,11 +500,11 @@ impl Policy {
                     .into(),
             };
         }
-        let running = snap.running_usd();
-        let need = running + est;
         let mut until: Option<i64> = None;
         let mut reasons = Vec::new();
         for p in self.pools(snap) {
+            let need = self.need(&p, &snap.running, cand);
+            let running = need - est;
             if p.spent_usd + need <= p.threshold_usd + EPS {
                 continue;
             }
@@ -509,6 +625,7 @@ mod tests {
         Run {
             kind,
             project: project.into(),
+            step_id: "s".into(),
             cost_usd: cost,
             finished_ms: NOW - ago_ms,
             outcome,
@@ -541,17 +658,17 @@ mod tests {
         // The planner's cold start: 1.0. 9 spent + 1 = 10: exactly the threshold.
         let mut s = snap(vec![done(9.0, 10 * MINUTE_MS)]);
         assert_eq!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { estimate_usd: 1.0 }
         );
         // A running step's estimate counts.
-        s.running.push(0.5);
-        let (_, reason) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        s.running.push(Reserve::fixed(0.5));
+        let (_, reason) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert!(reason.contains("the window"), "{reason}");
         // Spending older than the window does not count.
         let s = snap(vec![done(100.0, 2 * HOUR_MS), done(4.0, MINUTE_MS)]);
         assert!(matches!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
     }
@@ -561,12 +678,12 @@ mod tests {
         let p = Policy::new(cfg());
         let s = snap(vec![done(6.0, 50 * MINUTE_MS), done(4.0, 10 * MINUTE_MS)]);
         // The 6 spent 50 minutes ago leaves the hour-long window in 10 minutes; then 4 + 1 fits.
-        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + 10 * MINUTE_MS);
         // Only the end of a running step can make room: look again in a few minutes.
         let mut s = snap(vec![]);
-        s.running.push(9.5);
-        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        s.running.push(Reserve::fixed(9.5));
+        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + RECHECK_MS);
     }
 
@@ -576,7 +693,7 @@ mod tests {
             cold_start_usd: [("executor".to_string(), 25.0)].into(),
             ..cfg()
         });
-        let (until, reason) = wait(&p.decide(&snap(vec![]), StepKind::Executor, "p"));
+        let (until, reason) = wait(&p.decide(&snap(vec![]), StepKind::Executor, "p", None));
         assert_eq!(until, NOW + RECHECK_MS);
         assert!(
             reason.contains("larger than the window's whole threshold"),
@@ -589,14 +706,14 @@ mod tests {
     fn the_weekly_cap_holds_back_what_the_window_allows() {
         let s = snap(vec![done(11.5, 2 * DAY_MS), done(0.2, 8 * DAY_MS)]);
         assert!(matches!(
-            Policy::new(cfg()).decide(&s, StepKind::Planner, "p"),
+            Policy::new(cfg()).decide(&s, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
         let p = Policy::new(BudgetConfig {
             weekly_threshold_usd: Some(12.0),
             ..cfg()
         });
-        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert!(reason.contains("the week"), "{reason}");
         // When the 11.5 is seven days old.
         assert_eq!(until, NOW - 2 * DAY_MS + 7 * DAY_MS);
@@ -615,7 +732,7 @@ mod tests {
         assert_eq!(pools.len(), 1, "the window is off");
         assert_eq!(pools[0].kind, PoolKind::Monthly);
         assert_eq!(pools[0].spent_usd, 99.5);
-        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, reason) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert!(reason.contains("the month"), "{reason}");
         let feb = Utc
             .with_ymd_and_hms(2027, 2, 1, 0, 0, 0)
@@ -760,6 +877,114 @@ mod tests {
     }
 
     #[test]
+    fn a_step_cut_short_is_estimated_at_least_at_what_it_spent() {
+        let p = Policy::new(BudgetConfig {
+            margin: 0.1,
+            ..cfg()
+        });
+        let mut runs = vec![
+            done(2.0, 50 * MINUTE_MS),
+            done(2.0, 40 * MINUTE_MS),
+            done(2.0, 30 * MINUTE_MS),
+        ];
+        // Step "big" ran into its cap (4 × 2.2 = 8.8) once; the limit cut it at 3 another time.
+        for (cost, ago) in [(8.8, 20 * MINUTE_MS), (3.0, 10 * MINUTE_MS)] {
+            runs.push(Run {
+                step_id: "big".into(),
+                ..run(StepKind::Executor, "p", cost, ago, Outcome::Miss)
+            });
+        }
+        // Two hours later: the hour-long window is empty again.
+        let mut s = snap(runs);
+        s.now_ms = NOW + 2 * HOUR_MS;
+        // The kind's estimate: 2 × 1.1, raised twice by the misses.
+        let kind = 2.0 * 1.1 * 1.5 * 1.5;
+        let other = p.decide(&s, StepKind::Executor, "p", Some("other"));
+        assert_eq!(other, Decision::Start { estimate_usd: kind });
+        assert_eq!(p.decide(&s, StepKind::Executor, "p", None), other);
+        // The step that missed: at least its largest miss × (1 + margin).
+        assert!((p.retry_floor(&s.runs, "big") - 8.8 * 1.1).abs() < 1e-9);
+        let Decision::Start { estimate_usd } = p.decide(&s, StepKind::Executor, "p", Some("big"))
+        else {
+            panic!("an empty window has room for 9.68");
+        };
+        assert!((estimate_usd - 8.8 * 1.1).abs() < 1e-9, "{estimate_usd}");
+        assert_eq!(p.retry_floor(&s.runs, "other"), 0.0);
+    }
+
+    #[test]
+    fn with_the_servers_count_the_running_margins_add_up_as_deviations() {
+        let p = Policy::new(cfg());
+        let claim = Reserve {
+            estimate_usd: 3.0,
+            typical_usd: 1.0,
+        };
+        // Our own count: 2 spent; two steps running, each estimated at 3 (typically 1).
+        let mut s = snap(vec![done(2.0, 10 * MINUTE_MS)]);
+        s.running = vec![claim, claim];
+        // By our count, the sum of the estimates: 2 + 3 + 3 + 3 > 10.
+        let (_, reason) = wait(&p.decide_for(&s, StepKind::Executor, claim));
+        assert!(reason.contains("$6.0000 running"), "{reason}");
+        // The server says 20% (the running steps' accrual included): 2 + 3 × 1 + √(3 × 2²)
+        // = 8.46 ≤ 10.
+        s.server = Some(ServerView {
+            observed_ms: NOW,
+            window: Some(ServerWindow {
+                utilization: 0.2,
+                resets_at_ms: None,
+            }),
+            ..ServerView::default()
+        });
+        let pool = &p.pools(&s)[0];
+        let need = p.need(pool, &s.running, claim);
+        assert!((need - (3.0 + 12f64.sqrt())).abs() < 1e-9, "{need}");
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, claim),
+            Decision::Start { estimate_usd: 3.0 }
+        );
+        // Claims known only by their estimate are summed either way.
+        let fixed = [Reserve::fixed(3.0), Reserve::fixed(3.0)];
+        assert!((p.need(pool, &fixed, Reserve::fixed(3.0)) - 9.0).abs() < 1e-9);
+        // `admit` pushes the started step's claim: one executor run of history, so the cold
+        // start, 2, typically too (2 + 1 + 1 + 2 + √8 ≤ 10).
+        assert!(matches!(
+            p.admit(&mut s, StepKind::Executor, "p", None),
+            Decision::Start { .. }
+        ));
+        assert_eq!(s.running[2], Reserve::fixed(2.0));
+        assert_eq!(s.running.len(), 3);
+    }
+
+    #[test]
+    fn a_claims_typical_cost_is_the_median_with_the_margin_below_the_estimate() {
+        let p = Policy::new(BudgetConfig {
+            margin: 0.1,
+            ..cfg()
+        });
+        let runs: Vec<Run> = [1.0, 1.0, 1.0, 1.0, 5.0]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| done(*c, HOUR_MS + i64::try_from(i).unwrap()))
+            .collect();
+        let r = p.reserve_for(&runs, StepKind::Executor, "p", None);
+        // p90 of the five: 3.4; the median: 1.
+        assert!((r.estimate_usd - 3.4 * 1.1).abs() < 1e-9, "{r:?}");
+        assert!((r.typical_usd - 1.1).abs() < 1e-9, "{r:?}");
+        // After a miss of 4, the step's claim is at least 4 × 1.1, typically too.
+        let mut runs = runs;
+        runs.push(Run {
+            step_id: "x".into(),
+            ..run(StepKind::Executor, "p", 4.0, HOUR_MS - 1, Outcome::Miss)
+        });
+        let r = p.reserve_for(&runs, StepKind::Executor, "p", Some("x"));
+        assert!((r.typical_usd - 4.4).abs() < 1e-9, "{r:?}");
+        assert!(r.estimate_usd >= r.typical_usd);
+        // No history: the cold start (× 1.1), typically too.
+        let r = p.reserve_for(&[], StepKind::Executor, "p", None);
+        assert_eq!(r, Reserve::fixed(2.0 * 1.1));
+    }
+
+    #[test]
     fn the_cap_is_the_estimate_times_a_generous_factor() {
         assert_eq!(Policy::new(cfg()).max_budget(2.0), Some(8.0));
         let off = Policy::new(BudgetConfig {
@@ -787,8 +1012,8 @@ mod tests {
         ];
         let mut started = Vec::new();
         for (kind, project) in asks {
-            if let Decision::Start { estimate_usd } = p.decide(&s, kind, project) {
-                s.running.push(estimate_usd);
+            if let Decision::Start { estimate_usd } = p.decide(&s, kind, project, None) {
+                s.running.push(Reserve::fixed(estimate_usd));
                 started.push(project);
             }
         }
@@ -798,11 +1023,11 @@ mod tests {
         assert!((s.running_usd() - 2.5).abs() < 1e-9);
         // With room again, priority decides first: the executor goes before anyone below.
         let mut s = snap(vec![]);
-        let first = p.decide(&s, StepKind::Executor, "a");
+        let first = p.decide(&s, StepKind::Executor, "a", None);
         assert_eq!(first, Decision::Start { estimate_usd: 4.0 });
-        s.running.push(4.0);
+        s.running.push(Reserve::fixed(4.0));
         assert!(matches!(
-            p.decide(&s, StepKind::Planner, "b"),
+            p.decide(&s, StepKind::Planner, "b", None),
             Decision::Start { .. }
         ));
     }
@@ -833,10 +1058,10 @@ mod tests {
         assert_eq!(pools[0].resets_at_ms(), Some(NOW + 40 * MINUTE_MS));
         assert!((pools[1].spent_usd - 50.5).abs() < 1e-9, "{pools:?}");
         assert_eq!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { estimate_usd: 1.0 }
         );
-        let (until, _) = wait(&p.decide(&s, StepKind::Executor, "p"));
+        let (until, _) = wait(&p.decide(&s, StepKind::Executor, "p", None));
         assert_eq!(until, NOW + 40 * MINUTE_MS, "the server's reset");
         // It overrides downwards too: 10% used while we counted 9.5.
         let mut low = snap(vec![done(9.5, 30 * MINUTE_MS)]);
@@ -846,7 +1071,7 @@ mod tests {
             ..ServerView::default()
         });
         assert!(matches!(
-            p.decide(&low, StepKind::Planner, "p"),
+            p.decide(&low, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
         // A report from before its window's reset is stale: our own count again.
@@ -865,17 +1090,17 @@ mod tests {
             ..ServerView::default()
         });
         for kind in [StepKind::Planner, StepKind::Reviewer] {
-            let (until, reason) = wait(&p.decide(&s, kind, "p"));
+            let (until, reason) = wait(&p.decide(&s, kind, "p", None));
             assert_eq!(until, NOW + 30 * MINUTE_MS);
             assert!(reason.contains("rejected"), "{reason}");
         }
         s.now_ms = NOW + 30 * MINUTE_MS;
         assert!(matches!(
-            p.decide(&s, StepKind::Planner, "p"),
+            p.decide(&s, StepKind::Planner, "p", None),
             Decision::Start { .. }
         ));
         s.park_until = Some(NOW + 45 * MINUTE_MS);
-        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p"));
+        let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + 45 * MINUTE_MS);
     }
 

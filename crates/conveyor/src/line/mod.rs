@@ -40,6 +40,8 @@ pub enum Action {
     /// Run this step (the budget is asked first).
     Step {
         kind: StepKind,
+        /// The step's id, once it exists (the planner of a new line has none yet).
+        step: Option<String>,
     },
     Gate,
     Merge,
@@ -88,9 +90,13 @@ pub async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
             if steps.is_empty() {
                 Action::Step {
                     kind: StepKind::Planner,
+                    step: None,
                 }
             } else if let Some(s) = next_step(&steps) {
-                Action::Step { kind: s.kind() }
+                Action::Step {
+                    kind: s.kind(),
+                    step: Some(s.id.clone()),
+                }
             } else if steps.iter().any(|s| s.state() == StepState::Failed) {
                 Action::Nothing
             } else {
