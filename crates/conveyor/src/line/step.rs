@@ -310,40 +310,25 @@ pub(super) async fn run_step(
                 .await;
             }
             Verdict::UsageLimit { resets_at, message } => {
-                git::reset_to(&worktree, &checkpoint).await?;
                 let until = resets_at.map_or_else(
                     || now_ms() + i64::try_from(sh.cfg.limit_retry_secs).unwrap_or(900) * 1000,
                     |s| s * 1000,
                 );
                 sh.store.set_account_park_until(until).await?;
-                sqlx::query("UPDATE steps SET state = 'pending', rolled_back = ? WHERE id = ?")
-                    .bind("a usage limit stopped the previous attempt")
-                    .bind(&step.id)
-                    .execute(&sh.store.pool)
-                    .await?;
-                sh.set_step_state(
-                    &line.id,
-                    &step.id,
-                    step.n,
-                    StepState::Pending,
-                    Some(&message),
-                )
-                .await?;
-                sh.set_line_state(
-                    &line.id,
-                    LineState::WaitingBudget,
-                    Some(&format!("usage limit: {message}")),
-                    Some(until),
-                )
-                .await?;
-                sh.events.emit(
-                    EventKind::Budget,
-                    EventBody {
-                        detail: Some(format!("parked until {}", crate::store::rfc3339(until))),
-                        ..EventBody::default()
+                return missed(
+                    sh,
+                    line,
+                    step,
+                    (&worktree, &checkpoint),
+                    Miss {
+                        rolled_back: "a usage limit stopped the previous attempt",
+                        message: &message,
+                        reason: &format!("usage limit: {message}"),
+                        park_until: Some(until),
+                        event: format!("parked until {}", crate::store::rfc3339(until)),
                     },
-                );
-                return Ok(());
+                )
+                .await;
             }
             Verdict::BudgetCap { message } => {
                 return budget_cap_hit(sh, line, step, &worktree, &checkpoint, &message).await;
@@ -427,9 +412,48 @@ async fn budget_cap_hit(
         );
         return stop_line(sh, line, step, worktree, checkpoint, &reason).await;
     }
+    missed(
+        sh,
+        line,
+        step,
+        (worktree, checkpoint),
+        Miss {
+            rolled_back: "its --max-budget-usd cap stopped the previous attempt",
+            message,
+            reason: &format!("budget cap: {message}; the estimate goes up"),
+            park_until: None,
+            event: format!("step {} hit its budget cap", step.n),
+        },
+    )
+    .await
+}
+
+/// What a miss (a usage limit or the step's budget cap) says.
+struct Miss<'a> {
+    /// Told to the next attempt's prompt: why the worktree was rolled back.
+    rolled_back: &'a str,
+    /// The step's error.
+    message: &'a str,
+    /// The line's reason while it waits.
+    reason: &'a str,
+    park_until: Option<i64>,
+    /// The budget event's detail.
+    event: String,
+}
+
+/// A miss is data, not a failure: the worktree goes back to the checkpoint, the step waits
+/// pending (the run stays in the runs table, raising its kind's estimate), and the line waits
+/// for the budget, which resumes the same session when the step fits.
+async fn missed(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    (worktree, checkpoint): (&std::path::Path, &str),
+    miss: Miss<'_>,
+) -> Result<()> {
     git::reset_to(worktree, checkpoint).await?;
     sqlx::query("UPDATE steps SET state = 'pending', rolled_back = ? WHERE id = ?")
-        .bind("its --max-budget-usd cap stopped the previous attempt")
+        .bind(miss.rolled_back)
         .bind(&step.id)
         .execute(&sh.store.pool)
         .await?;
@@ -438,21 +462,21 @@ async fn budget_cap_hit(
         &step.id,
         step.n,
         StepState::Pending,
-        Some(message),
+        Some(miss.message),
     )
     .await?;
     sh.set_line_state(
         &line.id,
         LineState::WaitingBudget,
-        Some(&format!("budget cap: {message}; the estimate goes up")),
-        None,
+        Some(miss.reason),
+        miss.park_until,
     )
     .await?;
     sh.events.emit(
         EventKind::Budget,
         EventBody {
             line_id: Some(line.id.clone()),
-            detail: Some(format!("step {} hit its budget cap", step.n)),
+            detail: Some(miss.event),
             ..EventBody::default()
         },
     );
