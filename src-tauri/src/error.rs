@@ -133,6 +133,8 @@ impl From<conveyor_api::ClientError> for AppError {
         };
         let message = match &e {
             conveyor_api::ClientError::Api { message, .. } => message.clone(),
+            // reqwest's text names the URL; say first that nothing answered there.
+            conveyor_api::ClientError::Transport(t) => format!("no answer from the daemon: {t}"),
             other => other.to_string(),
         };
         AppError::new(code, message)

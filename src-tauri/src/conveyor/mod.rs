@@ -168,7 +168,7 @@ impl Conveyor {
             changed
         };
         if changed {
-            tracing::info!(state = ?s.state, url = ?s.url, message = ?s.message, "conveyor connection");
+            tracing::info!(state = ?s.state, url = ?s.url, detail = ?s.message, "conveyor connection");
             let _ = app.emit(STATUS, s);
         }
     }
