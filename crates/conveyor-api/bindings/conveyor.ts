@@ -80,6 +80,10 @@ questions: Array<Question>,
  */
 unvalidated: Array<Question>, 
 /**
+ * Questions Anton already answered, on lines not yet accepted or cancelled.
+ */
+answered: Array<Question>, 
+/**
  * The collapsed "decided by default" list.
  */
 decided: Array<JournalEntry>, };

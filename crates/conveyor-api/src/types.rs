@@ -435,6 +435,8 @@ wire! {
         pub questions: Vec<Question>,
         /// Questions nobody has validated yet.
         pub unvalidated: Vec<Question>,
+        /// Questions Anton already answered, on lines not yet accepted or cancelled.
+        pub answered: Vec<Question>,
         /// The collapsed "decided by default" list.
         pub decided: Vec<JournalEntry>,
     }

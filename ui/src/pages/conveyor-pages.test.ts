@@ -246,6 +246,7 @@ describe('Review page', () => {
           name: 'shop',
           questions: [],
           unvalidated: [question()],
+          answered: [],
           decided: [
             { id: 9, line_id: 'a', step_id: null, kind: 'decided', text: 'Kept the old API', options: [], default: null, why: null, reversible: true, expensive: false, valid: true, error: null, raw: '{}', created_at: 'x' },
           ],
@@ -276,9 +277,24 @@ describe('Review page', () => {
     expect(screen.queryAllByTestId('option-button')).toHaveLength(0);
   });
 
+  it('shows the questions the daemon knows as answered, after a restart too', async () => {
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue({
+      projects: [
+        { project_id: 'p1', name: 'shop', questions: [], unvalidated: [], answered: [question({ status: 'answered', answer: '8080' })], decided: [] },
+      ],
+    });
+    await store.loadReview();
+    render(Review, { store });
+    const q = screen.getByTestId('question');
+    expect(q.dataset.status).toBe('answered');
+    expect(q.textContent).toContain('Ответ: 8080');
+    expect(screen.queryAllByTestId('option-button')).toHaveLength(0);
+  });
+
   it('sends a free-text answer', async () => {
     const store = new ConveyorStore();
-    api.review.mockResolvedValue({ projects: [{ project_id: 'p1', name: 'shop', questions: [question({ status: 'validated' })], unvalidated: [], decided: [] }] });
+    api.review.mockResolvedValue({ projects: [{ project_id: 'p1', name: 'shop', questions: [question({ status: 'validated' })], unvalidated: [], answered: [], decided: [] }] });
     api.answer.mockResolvedValue(question({ status: 'answered', answer: 'use 7070' }));
     await store.loadReview();
     render(Review, { store });

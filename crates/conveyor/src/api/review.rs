@@ -16,12 +16,13 @@ pub fn router() -> Router<AppState> {
         .route("/api/questions/{id}/answer", post(answer))
 }
 
-/// Until the judge exists, every open question is in the `unvalidated` bucket.
+/// Until the judge exists, every open question is in the `unvalidated` bucket. Answered
+/// questions stay listed (as answered) until their line is accepted or cancelled.
 #[utoipa::path(get, path = "/api/review", responses((status = 200, body = Review)))]
 async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
     let projects = st.store.projects().await?;
     let questions: Vec<QuestionRow> = sqlx::query_as(&format!(
-        "{QUESTION_SELECT} WHERE q.status IN ('unvalidated', 'validated') AND l.state NOT IN ('accepted', 'cancelled') ORDER BY q.created_at"
+        "{QUESTION_SELECT} WHERE q.status IN ('unvalidated', 'validated', 'answered') AND l.state NOT IN ('accepted', 'cancelled') ORDER BY q.created_at"
     ))
     .fetch_all(&st.store.pool)
     .await?;
@@ -43,7 +44,10 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
             .filter(|q| q.project_id == p.id)
             .map(QuestionRow::to_api)
             .collect();
-        let (questions, unvalidated): (Vec<Question>, Vec<Question>) = mine
+        let (answered, open): (Vec<Question>, Vec<Question>) = mine
+            .into_iter()
+            .partition(|q| q.status == conveyor_api::QuestionStatus::Answered);
+        let (questions, unvalidated): (Vec<Question>, Vec<Question>) = open
             .into_iter()
             .partition(|q| q.status == conveyor_api::QuestionStatus::Validated);
         let decided = decided
@@ -51,7 +55,11 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
             .filter(|(pid, _)| *pid == p.id)
             .map(|(_, j)| j.to_api())
             .collect::<Vec<_>>();
-        if questions.is_empty() && unvalidated.is_empty() && decided.is_empty() {
+        if questions.is_empty()
+            && unvalidated.is_empty()
+            && answered.is_empty()
+            && decided.is_empty()
+        {
             continue;
         }
         out.push(ReviewProject {
@@ -59,6 +67,7 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
             name: p.name,
             questions,
             unvalidated,
+            answered,
             decided,
         });
     }

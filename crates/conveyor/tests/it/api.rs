@@ -397,6 +397,16 @@ async fn questions_are_answered_with_an_option_or_text() {
         (s, v["status"].as_str(), v["answer"].as_str()),
         (StatusCode::OK, Some("answered"), Some("pg"))
     );
+    // The morning page still shows it, as answered, no longer open.
+    let (_, r) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
+    let block = &r["projects"][0];
+    assert_eq!(
+        block["unvalidated"].as_array().map(Vec::len),
+        Some(0),
+        "{r}"
+    );
+    assert_eq!(block["answered"][0]["id"].as_str(), Some(qid), "{r}");
+    assert_eq!(block["answered"][0]["answer"].as_str(), Some("pg"), "{r}");
     api.handle.stop().await;
 }
 

@@ -95,7 +95,7 @@ const question = (over: Partial<Question> = {}): Question => ({
 });
 
 const review: Review = {
-  projects: [{ project_id: 'p1', name: 'shop', questions: [], unvalidated: [question()], decided: [] }],
+  projects: [{ project_id: 'p1', name: 'shop', questions: [], unvalidated: [question()], answered: [], decided: [] }],
 };
 
 describe('groupLines', () => {
