@@ -9,44 +9,14 @@ use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    make_repo(
-        &repo,
-        &[
-            ("README.md", "x\n"),
-            (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
-        ],
-    );
-    let mock = Mock::start();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let data = tmp.path().join("data");
-    let cfg = config(
-        &data,
-        &claude_bin(),
-        Some(agent_env(&mock, &home, true)),
-        "",
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    let p = c
-        .create_project(&NewProject {
-            name: "p".into(),
-            repo_path: repo.display().to_string(),
-            main_branch: Some("main".into()),
-        })
-        .await
-        .unwrap();
-    let line = c
-        .create_line(&NewLine {
-            project_id: p.id,
-            title: "limit".into(),
-            task: "write done.txt".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+    let Setup {
+        _tmp,
+        data,
+        mock,
+        handle,
+        c,
+        line,
+    } = setup(true, "", "limit").await;
     let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
     mock.script(
         &line.session_id,
@@ -139,46 +109,14 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
 /// estimate (and so its cap) goes up, and the same session is resumed; the API counts the miss.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    make_repo(
-        &repo,
-        &[
-            ("README.md", "x\n"),
-            (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
-        ],
-    );
-    let mock = Mock::start();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let data = tmp.path().join("data");
     // An API-key login: every request costs OPUS_REQUEST_USD (0.0156). The executor's cold
     // start of 0.01 caps its first attempt below one request; one miss raises it × 4.
-    let cfg = config(
-        &data,
-        &claude_bin(),
-        Some(agent_env(&mock, &home, false)),
+    let Setup { _tmp, data, mock, handle, c, line } = setup(
+        false,
         "[budget]\nmargin = 0.0\nmax_budget_factor = 1.0\nmiss_factor = 4.0\ncold_start_usd = { executor = 0.01 }\n",
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    let p = c
-        .create_project(&NewProject {
-            name: "p".into(),
-            repo_path: repo.display().to_string(),
-            main_branch: Some("main".into()),
-        })
-        .await
-        .unwrap();
-    let line = c
-        .create_line(&NewLine {
-            project_id: p.id,
-            title: "cap".into(),
-            task: "write done.txt".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+        "cap",
+    )
+    .await;
     let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
     mock.script(
         &line.session_id,
@@ -240,4 +178,64 @@ async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
     );
     assert!(window.resets_at.is_some());
     handle.stop().await;
+}
+
+/// A daemon on the real CLI against the mock, with one project (a repository whose regression
+/// wants `done.txt`) and one line queued on it.
+struct Setup {
+    _tmp: tempfile::TempDir,
+    data: std::path::PathBuf,
+    mock: Mock,
+    handle: conveyor::ServerHandle,
+    c: Client,
+    line: conveyor_api::Line,
+}
+
+async fn setup(oauth: bool, budget: &str, title: &str) -> Setup {
+    let tmp = tempfile::tempdir().unwrap();
+    let repo = tmp.path().join("repo");
+    make_repo(
+        &repo,
+        &[
+            ("README.md", "x\n"),
+            (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
+        ],
+    );
+    let mock = Mock::start();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let data = tmp.path().join("data");
+    let cfg = config(
+        &data,
+        &claude_bin(),
+        Some(agent_env(&mock, &home, oauth)),
+        budget,
+    );
+    let handle = conveyor::start(cfg).await.unwrap();
+    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+    let p = c
+        .create_project(&NewProject {
+            name: "p".into(),
+            repo_path: repo.display().to_string(),
+            main_branch: Some("main".into()),
+        })
+        .await
+        .unwrap();
+    let line = c
+        .create_line(&NewLine {
+            project_id: p.id,
+            title: title.into(),
+            task: "write done.txt".into(),
+            priority: None,
+        })
+        .await
+        .unwrap();
+    Setup {
+        _tmp: tmp,
+        data,
+        mock,
+        handle,
+        c,
+        line,
+    }
 }
