@@ -297,7 +297,7 @@ impl Conveyor {
             .client
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(client.clone());
-        let url = Some(client_url(&client, saved, inner.embedded.as_ref()));
+        let url = Some(client_url(saved, inner.embedded.as_ref()));
         let first = check(&client, saved.mode, url.clone()).await;
         self.set_status(app, first);
         let app2 = app.clone();
@@ -327,11 +327,8 @@ fn invalid(field: &str, message: impl Into<String>) -> AppError {
     }
 }
 
-fn client_url(
-    _client: &Client,
-    saved: &Saved,
-    embedded: Option<&conveyor::ServerHandle>,
-) -> String {
+/// The daemon's base URL: the embedded one's loopback address, or the remote one's.
+fn client_url(saved: &Saved, embedded: Option<&conveyor::ServerHandle>) -> String {
     match (saved.mode, embedded) {
         (ConnectionMode::Embedded, Some(h)) => format!("http://{}", h.addr),
         _ => saved.url.clone().unwrap_or_default(),
