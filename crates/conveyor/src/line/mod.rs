@@ -11,6 +11,7 @@
 mod checks;
 mod finish;
 mod gate;
+mod miss;
 mod step;
 
 use std::path::{Path, PathBuf};
