@@ -5,7 +5,9 @@
 //! the finished runs (spending and history), the estimates of the running steps, the server's
 //! last `rate_limit_event` and the account's park.
 
+mod estimate;
 pub mod policy;
+mod pool;
 mod report;
 
 use std::collections::HashMap;
@@ -13,8 +15,9 @@ use std::collections::HashMap;
 use conveyor_api::StepKind;
 use sqlx::SqlitePool;
 
+pub use estimate::{Estimate, quantile};
 pub use policy::{
-    Decision, Estimate, Outcome, Policy, Pool, Reserve, Run, ServerView, ServerWindow, Snapshot,
+    Decision, Outcome, Policy, Pool, Reserve, Run, ServerView, ServerWindow, Snapshot,
 };
 pub use report::render;
 

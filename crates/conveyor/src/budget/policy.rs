@@ -11,23 +11,20 @@
 //! about the next ([`Policy::admit`]): a best-priority step that does not fit waits, a shorter
 //! one below it that fits starts (packing), and priority stays the main order.
 
-use chrono::{Datelike, TimeZone, Utc};
-use conveyor_api::{PoolKind, StepKind};
+use conveyor_api::StepKind;
 
 use crate::config::BudgetConfig;
+
+pub use super::pool::{Pool, month_bounds};
 
 pub const MINUTE_MS: i64 = 60_000;
 pub const HOUR_MS: i64 = 60 * MINUTE_MS;
 pub const DAY_MS: i64 = 24 * HOUR_MS;
-const WEEK_MS: i64 = 7 * DAY_MS;
-/// At most this many recent misses raise a kind's estimate (by `miss_factor` each).
-const MISS_CAP: i32 = 3;
-/// Below this many samples the cold-start value still bounds the estimate from below.
-const MIN_SAMPLES: usize = 3;
+pub(super) const WEEK_MS: i64 = 7 * DAY_MS;
 /// When only the end of a running step can make room: look again after this long (the
 /// scheduler is woken by the step's end anyway).
 const RECHECK_MS: i64 = 5 * MINUTE_MS;
-const EPS: f64 = 1e-9;
+pub(super) const EPS: f64 = 1e-9;
 
 /// How a finished run counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,66 +138,6 @@ pub enum Decision {
     },
 }
 
-/// What history says a step of one kind costs.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Estimate {
-    /// What the policy counts for the step (margin and misses included).
-    pub usd: f64,
-    /// Samples (finished runs) it rests on.
-    pub count: u32,
-    pub median: Option<f64>,
-    /// The 0.9 quantile.
-    pub high: Option<f64>,
-    /// Recent misses that raised it.
-    pub misses: u32,
-    /// From the project's own history rather than the kind's across projects.
-    pub per_project: bool,
-}
-
-/// One pool as it stands now.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Pool {
-    pub kind: PoolKind,
-    pub span_ms: i64,
-    pub threshold_usd: f64,
-    pub spent_usd: f64,
-    /// The server's utilisation that replaced our own count, when it did.
-    pub utilization: Option<f64>,
-    /// When each part of `spent_usd` leaves the pool, earliest first.
-    pub leaves: Vec<(i64, f64)>,
-}
-
-impl Pool {
-    /// When the pool next has room (its earliest spending leaves).
-    pub fn resets_at_ms(&self) -> Option<i64> {
-        self.leaves.first().map(|(t, _)| *t)
-    }
-
-    /// The earliest time at which `need` more fits, counting only what leaves the pool; `None`
-    /// when it never will by that alone.
-    pub fn fits_at(&self, need: f64) -> Option<i64> {
-        if need > self.threshold_usd + EPS {
-            return None;
-        }
-        let mut left = self.spent_usd;
-        for (t, usd) in &self.leaves {
-            left -= usd;
-            if left + need <= self.threshold_usd + EPS {
-                return Some(*t);
-            }
-        }
-        None
-    }
-
-    fn name(&self) -> &'static str {
-        match self.kind {
-            PoolKind::Window => "the window",
-            PoolKind::Weekly => "the week",
-            PoolKind::Monthly => "the month",
-        }
-    }
-}
-
 /// The policy: the configuration, nothing else.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -210,175 +147,6 @@ pub struct Policy {
 impl Policy {
     pub fn new(cfg: BudgetConfig) -> Policy {
         Policy { cfg }
-    }
-
-    /// The estimate of a kind that has no history: `cold_start_usd.<kind>`, else a built-in
-    /// multiple of `default_estimate_usd` (an executor does the most, a reviewer reads).
-    pub fn cold_start(&self, kind: StepKind) -> f64 {
-        if let Some(v) = self.cfg.cold_start_usd.get(kind.as_str()) {
-            return *v;
-        }
-        let scale = match kind {
-            StepKind::Executor => 2.0,
-            StepKind::Planner | StepKind::Fixer | StepKind::Remarks => 1.0,
-            StepKind::Reviewer | StepKind::Tester | StepKind::Skeptic => 0.5,
-        };
-        self.cfg.default_estimate_usd * scale
-    }
-
-    /// The estimate for a step of `kind` in `project`.
-    ///
-    /// The base is a high quantile (`estimate_quantile`, 0.9 by default) of the kind's last
-    /// `history_runs` finished runs — the project's own when it has `project_min_runs` of
-    /// them. A quantile, not a mean or an exponentially weighted mean: one runaway step (a
-    /// subagent storm) moves a mean by its whole excess and keeps an EWMA high for many runs,
-    /// while it moves a quantile by one rank; and a quantile above the median keeps most steps
-    /// within their estimate without paying for the tail on every step. Then `× (1 + margin)`,
-    /// and `× miss_factor` per recent miss (up to three): a cut step's cost is only a lower
-    /// bound of what it needed. With fewer than three samples the cold-start value still
-    /// bounds it from below.
-    pub fn estimate(&self, runs: &[Run], kind: StepKind, project: Option<&str>) -> Estimate {
-        let n = self.cfg.history_runs as usize;
-        let recent = |p: Option<&str>| -> (Vec<f64>, u32) {
-            let mut samples = Vec::new();
-            let mut misses = 0u32;
-            let mut seen = 0usize;
-            for r in runs.iter().rev() {
-                if r.kind != kind || p.is_some_and(|p| p != r.project) {
-                    continue;
-                }
-                match r.outcome {
-                    Outcome::Done => samples.push(r.cost_usd),
-                    Outcome::Miss => misses += 1,
-                    Outcome::Other => continue,
-                }
-                seen += 1;
-                if seen >= n {
-                    break;
-                }
-            }
-            (samples, misses)
-        };
-        let mut per_project = false;
-        let (mut samples, mut misses) = recent(None);
-        if let Some(p) = project {
-            let (own, own_misses) = recent(Some(p));
-            if own.len() >= self.cfg.project_min_runs as usize {
-                (samples, misses, per_project) = (own, own_misses, true);
-            }
-        }
-        samples.sort_by(f64::total_cmp);
-        let cold = self.cold_start(kind);
-        let base = match samples.len() {
-            0 => cold,
-            k if k < MIN_SAMPLES => quantile(&samples, self.cfg.estimate_quantile).max(cold),
-            _ => quantile(&samples, self.cfg.estimate_quantile),
-        };
-        let raise = self
-            .cfg
-            .miss_factor
-            .powi(i32::try_from(misses).unwrap_or(MISS_CAP).min(MISS_CAP));
-        Estimate {
-            usd: base * (1.0 + self.cfg.margin) * raise,
-            count: u32::try_from(samples.len()).unwrap_or(u32::MAX),
-            median: (!samples.is_empty()).then(|| quantile(&samples, 0.5)),
-            high: (!samples.is_empty()).then(|| quantile(&samples, 0.9)),
-            misses,
-            per_project,
-        }
-    }
-
-    /// `--max-budget-usd` for a step with this estimate; `None` when no cap is configured.
-    pub fn max_budget(&self, estimate_usd: f64) -> Option<f64> {
-        (self.cfg.max_budget_factor > 0.0).then_some(estimate_usd * self.cfg.max_budget_factor)
-    }
-
-    /// Every configured pool as it stands at `snap.now_ms`, in the order window, weekly,
-    /// monthly.
-    pub fn pools(&self, snap: &Snapshot) -> Vec<Pool> {
-        let now = snap.now_ms;
-        let mut pools = Vec::new();
-        let server = snap.server.as_ref();
-        if self.cfg.window_secs > 0 {
-            let span = i64::from(self.cfg.window_secs) * 1000;
-            pools.push(self.rolling(
-                snap,
-                PoolKind::Window,
-                span,
-                self.cfg.threshold_usd,
-                server.and_then(|s| s.window.map(|w| (s.observed_ms, w))),
-            ));
-        }
-        if let Some(t) = self.cfg.weekly_threshold_usd {
-            pools.push(self.rolling(
-                snap,
-                PoolKind::Weekly,
-                WEEK_MS,
-                t,
-                server.and_then(|s| s.weekly.map(|w| (s.observed_ms, w))),
-            ));
-        }
-        if let Some(t) = self.cfg.monthly_threshold_usd {
-            let (start, next) = month_bounds(now, self.cfg.monthly_reset_day);
-            let spent: f64 = snap
-                .runs
-                .iter()
-                .filter(|r| r.finished_ms >= start && r.finished_ms <= now)
-                .fold(0.0, |a, r| a + r.cost_usd);
-            pools.push(Pool {
-                kind: PoolKind::Monthly,
-                span_ms: next - start,
-                threshold_usd: t,
-                spent_usd: spent,
-                utilization: None,
-                leaves: if spent > 0.0 {
-                    vec![(next, spent)]
-                } else {
-                    Vec::new()
-                },
-            });
-        }
-        pools
-    }
-
-    /// A rolling pool: the runs that ended within `span`; or, when the server reported this
-    /// window's utilisation within the span and before its reset, `utilization × threshold`
-    /// (the server's word on what is used, which also sees spending we do not: the same
-    /// account used interactively) plus what ended after the report.
-    fn rolling(
-        &self,
-        snap: &Snapshot,
-        kind: PoolKind,
-        span: i64,
-        threshold: f64,
-        server: Option<(i64, ServerWindow)>,
-    ) -> Pool {
-        let now = snap.now_ms;
-        let fresh = server.filter(|(at, w)| {
-            *at > now - span && *at <= now && w.resets_at_ms.is_none_or(|r| r > now)
-        });
-        let from = fresh.map_or(now - span, |(at, _)| at);
-        let mut leaves: Vec<(i64, f64)> = snap
-            .runs
-            .iter()
-            .filter(|r| r.finished_ms > from && r.finished_ms > now - span && r.finished_ms <= now)
-            .map(|r| (r.finished_ms + span, r.cost_usd))
-            .collect();
-        let mut utilization = None;
-        if let Some((at, w)) = fresh {
-            let used = w.utilization.clamp(0.0, 1.0) * threshold;
-            leaves.push((w.resets_at_ms.unwrap_or(at + span), used));
-            utilization = Some(w.utilization);
-        }
-        leaves.sort_by_key(|(t, _)| *t);
-        Pool {
-            kind,
-            span_ms: span,
-            threshold_usd: threshold,
-            spent_usd: leaves.iter().fold(0.0, |a, (_, c)| a + c),
-            utilization,
-            leaves,
-        }
     }
 
     /// May a step of `kind` in `project` start now? `step`: the step's id when it exists
@@ -467,18 +235,6 @@ impl Policy {
         typical + f64::sqrt(square)
     }
 
-    /// The least a step's next attempt is estimated at: the most one of its earlier attempts
-    /// spent before a usage limit or its cap cut it (× `1 + margin`), 0 when none was cut.
-    /// Raising the kind's estimate by `miss_factor` is not enough for the step that missed:
-    /// cut at a cap of 4 × its estimate, it needs more than 4 × that estimate, and a cap of
-    /// 4 × 1.5 × the estimate cuts it again.
-    pub fn retry_floor(&self, runs: &[Run], step: &str) -> f64 {
-        runs.iter()
-            .filter(|r| r.outcome == Outcome::Miss && r.step_id == step)
-            .fold(0.0, |a: f64, r| a.max(r.cost_usd))
-            * (1.0 + self.cfg.margin)
-    }
-
     /// [`Policy::decide`] for a step whose claim is given (the simulator's oracle, which
     /// knows every step's true cost, asks with [`Reserve::fixed`]).
     pub fn decide_for(&self, snap: &Snapshot, kind: StepKind, cand: Reserve) -> Decision {
@@ -542,77 +298,18 @@ impl Policy {
             },
         }
     }
-
-    /// Misses: (all, in the last 24 hours, advice when the latter reaches
-    /// `miss_advice_count`).
-    pub fn misses(&self, runs: &[Run], now_ms: i64) -> (u32, u32, Option<String>) {
-        let total = runs.iter().filter(|r| r.outcome == Outcome::Miss).count();
-        let recent = runs
-            .iter()
-            .filter(|r| r.outcome == Outcome::Miss && r.finished_ms > now_ms - DAY_MS)
-            .count();
-        let recent = u32::try_from(recent).unwrap_or(u32::MAX);
-        let advice = (self.cfg.miss_advice_count > 0 && recent >= self.cfg.miss_advice_count)
-            .then(|| {
-                format!(
-                "steps too large: cut them finer ({recent} steps cut by a usage limit or their budget cap in 24 hours)"
-            )
-            });
-        (u32::try_from(total).unwrap_or(u32::MAX), recent, advice)
-    }
-}
-
-/// The `q` quantile of sorted values, linearly interpolated.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        1 => sorted[0],
-        n => {
-            #[allow(clippy::cast_precision_loss)]
-            let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let lo = pos.floor() as usize;
-            let hi = (lo + 1).min(n - 1);
-            #[allow(clippy::cast_precision_loss)]
-            let frac = pos - lo as f64;
-            sorted[lo] + (sorted[hi] - sorted[lo]) * frac
-        }
-    }
-}
-
-/// The start of the current credit month and of the next one (unix ms), the month turning on
-/// `day` at 00:00 UTC.
-pub fn month_bounds(now_ms: i64, day: u32) -> (i64, i64) {
-    let now = Utc
-        .timestamp_millis_opt(now_ms)
-        .single()
-        .unwrap_or_else(Utc::now);
-    let at = |y: i32, m: u32| {
-        Utc.with_ymd_and_hms(y, m, day, 0, 0, 0)
-            .single()
-            .map_or(0, |t| t.timestamp_millis())
-    };
-    let (y, m) = (now.year(), now.month());
-    let prev = |y: i32, m: u32| if m == 1 { (y - 1, 12) } else { (y, m - 1) };
-    let next = |y: i32, m: u32| if m == 12 { (y + 1, 1) } else { (y, m + 1) };
-    let this = at(y, m);
-    if this <= now_ms {
-        let (ny, nm) = next(y, m);
-        (this, at(ny, nm))
-    } else {
-        let (py, pm) = prev(y, m);
-        (at(py, pm), this)
-    }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use chrono::{TimeZone, Utc};
+    use conveyor_api::PoolKind;
 
     /// 2027-01-15 12:00 UTC: a virtual clock, nothing sleeps.
-    const NOW: i64 = 1_799_928_000_000;
+    pub(in crate::budget) const NOW: i64 = 1_799_928_000_000;
 
-    fn cfg() -> BudgetConfig {
+    pub(in crate::budget) fn cfg() -> BudgetConfig {
         BudgetConfig {
             window_secs: 3600,
             threshold_usd: 10.0,
@@ -621,7 +318,13 @@ mod tests {
         }
     }
 
-    fn run(kind: StepKind, project: &str, cost: f64, ago_ms: i64, outcome: Outcome) -> Run {
+    pub(in crate::budget) fn run(
+        kind: StepKind,
+        project: &str,
+        cost: f64,
+        ago_ms: i64,
+        outcome: Outcome,
+    ) -> Run {
         Run {
             kind,
             project: project.into(),
@@ -632,11 +335,11 @@ mod tests {
         }
     }
 
-    fn done(cost: f64, ago_ms: i64) -> Run {
+    pub(in crate::budget) fn done(cost: f64, ago_ms: i64) -> Run {
         run(StepKind::Executor, "p", cost, ago_ms, Outcome::Done)
     }
 
-    fn snap(mut runs: Vec<Run>) -> Snapshot {
+    pub(in crate::budget) fn snap(mut runs: Vec<Run>) -> Snapshot {
         runs.sort_by_key(|r| r.finished_ms);
         Snapshot {
             now_ms: NOW,
@@ -645,7 +348,7 @@ mod tests {
         }
     }
 
-    fn wait(d: &Decision) -> (i64, String) {
+    pub(in crate::budget) fn wait(d: &Decision) -> (i64, String) {
         match d {
             Decision::Wait { until_ms, reason } => (*until_ms, reason.clone()),
             Decision::Start { .. } => panic!("expected a wait, got {d:?}"),
@@ -756,163 +459,6 @@ mod tests {
     }
 
     #[test]
-    fn the_estimate_is_a_high_quantile_robust_to_an_outlier() {
-        let p = Policy::new(BudgetConfig {
-            margin: 0.2,
-            estimate_quantile: 0.75,
-            ..cfg()
-        });
-        // Nine steps around 1 and one runaway at 40.
-        let mut runs: Vec<Run> = (0..9)
-            .map(|i| done(0.8 + 0.05 * f64::from(i), HOUR_MS + i64::from(i)))
-            .collect();
-        runs.push(done(40.0, HOUR_MS - 1));
-        let e = p.estimate(&snap(runs.clone()).runs, StepKind::Executor, None);
-        assert_eq!(e.count, 10);
-        // p75 of 0.8..1.2 plus 40 is 1.1375; a mean would be 4.9.
-        let q = 1.1375 * 1.2;
-        assert!((e.usd - q).abs() < 1e-9, "{e:?}");
-        assert!((e.median.unwrap() - 1.025).abs() < 1e-9, "{e:?}");
-        assert!(e.high.unwrap() > 4.0, "p90 sees the tail: {e:?}");
-        // Only the last `history_runs` count.
-        let p = Policy::new(BudgetConfig {
-            history_runs: 3,
-            ..cfg()
-        });
-        let e = p.estimate(&snap(runs).runs, StepKind::Executor, None);
-        assert_eq!(e.count, 3);
-    }
-
-    #[test]
-    fn cold_start_values_per_kind_bound_a_thin_history() {
-        let p = Policy::new(BudgetConfig {
-            cold_start_usd: [("reviewer".to_string(), 0.3)].into(),
-            ..cfg()
-        });
-        let none = snap(vec![]);
-        assert_eq!(p.estimate(&none.runs, StepKind::Executor, None).usd, 2.0);
-        assert_eq!(p.estimate(&none.runs, StepKind::Planner, None).usd, 1.0);
-        assert_eq!(p.estimate(&none.runs, StepKind::Tester, None).usd, 0.5);
-        assert_eq!(p.estimate(&none.runs, StepKind::Reviewer, None).usd, 0.3);
-        // Two cheap runs do not pull the estimate below the cold start yet; three do.
-        let mut runs = vec![done(0.1, 3 * HOUR_MS), done(0.1, 2 * HOUR_MS)];
-        assert_eq!(
-            p.estimate(&snap(runs.clone()).runs, StepKind::Executor, None)
-                .usd,
-            2.0
-        );
-        runs.push(done(0.1, HOUR_MS));
-        let e = p.estimate(&snap(runs).runs, StepKind::Executor, None);
-        assert!((e.usd - 0.1).abs() < 1e-9, "{e:?}");
-    }
-
-    #[test]
-    fn a_project_with_enough_history_gets_its_own_estimate() {
-        let p = Policy::new(BudgetConfig {
-            project_min_runs: 3,
-            estimate_quantile: 0.75,
-            ..cfg()
-        });
-        let mut runs: Vec<Run> = (0..5)
-            .map(|i| run(StepKind::Executor, "big", 6.0, HOUR_MS + i, Outcome::Done))
-            .collect();
-        runs.extend((0..20).map(|i| {
-            run(
-                StepKind::Executor,
-                "small",
-                1.0,
-                HOUR_MS + 10 + i,
-                Outcome::Done,
-            )
-        }));
-        let s = snap(runs);
-        let big = p.estimate(&s.runs, StepKind::Executor, Some("big"));
-        assert!(big.per_project && (big.usd - 6.0).abs() < 1e-9, "{big:?}");
-        // A project without enough runs gets the kind's estimate across projects (p75 of
-        // twenty 1s and five 6s).
-        let new = p.estimate(&s.runs, StepKind::Executor, Some("new"));
-        assert!(!new.per_project && (new.usd - 1.0).abs() < 1e-9, "{new:?}");
-    }
-
-    #[test]
-    fn a_miss_raises_the_estimate_of_its_kind() {
-        let p = Policy::new(cfg());
-        let mut runs = vec![
-            done(2.0, 50 * MINUTE_MS),
-            done(2.0, 40 * MINUTE_MS),
-            done(2.0, 30 * MINUTE_MS),
-        ];
-        assert_eq!(
-            p.estimate(&snap(runs.clone()).runs, StepKind::Executor, None)
-                .usd,
-            2.0
-        );
-        runs.push(run(
-            StepKind::Executor,
-            "p",
-            0.4,
-            20 * MINUTE_MS,
-            Outcome::Miss,
-        ));
-        let e = p.estimate(&snap(runs.clone()).runs, StepKind::Executor, None);
-        assert_eq!((e.usd, e.misses, e.count), (3.0, 1, 3));
-        // Other kinds are not affected.
-        assert_eq!(
-            p.estimate(&snap(runs.clone()).runs, StepKind::Planner, None)
-                .usd,
-            1.0
-        );
-        // At most three misses count.
-        for i in 0..5 {
-            runs.push(run(
-                StepKind::Executor,
-                "p",
-                0.4,
-                10 * MINUTE_MS - i,
-                Outcome::Miss,
-            ));
-        }
-        let e = p.estimate(&snap(runs).runs, StepKind::Executor, None);
-        assert!((e.usd - 2.0 * 1.5f64.powi(3)).abs() < 1e-9, "{e:?}");
-    }
-
-    #[test]
-    fn a_step_cut_short_is_estimated_at_least_at_what_it_spent() {
-        let p = Policy::new(BudgetConfig {
-            margin: 0.1,
-            ..cfg()
-        });
-        let mut runs = vec![
-            done(2.0, 50 * MINUTE_MS),
-            done(2.0, 40 * MINUTE_MS),
-            done(2.0, 30 * MINUTE_MS),
-        ];
-        // Step "big" ran into its cap (4 × 2.2 = 8.8) once; the limit cut it at 3 another time.
-        for (cost, ago) in [(8.8, 20 * MINUTE_MS), (3.0, 10 * MINUTE_MS)] {
-            runs.push(Run {
-                step_id: "big".into(),
-                ..run(StepKind::Executor, "p", cost, ago, Outcome::Miss)
-            });
-        }
-        // Two hours later: the hour-long window is empty again.
-        let mut s = snap(runs);
-        s.now_ms = NOW + 2 * HOUR_MS;
-        // The kind's estimate: 2 × 1.1, raised twice by the misses.
-        let kind = 2.0 * 1.1 * 1.5 * 1.5;
-        let other = p.decide(&s, StepKind::Executor, "p", Some("other"));
-        assert_eq!(other, Decision::Start { estimate_usd: kind });
-        assert_eq!(p.decide(&s, StepKind::Executor, "p", None), other);
-        // The step that missed: at least its largest miss × (1 + margin).
-        assert!((p.retry_floor(&s.runs, "big") - 8.8 * 1.1).abs() < 1e-9);
-        let Decision::Start { estimate_usd } = p.decide(&s, StepKind::Executor, "p", Some("big"))
-        else {
-            panic!("an empty window has room for 9.68");
-        };
-        assert!((estimate_usd - 8.8 * 1.1).abs() < 1e-9, "{estimate_usd}");
-        assert_eq!(p.retry_floor(&s.runs, "other"), 0.0);
-    }
-
-    #[test]
     fn with_the_servers_count_the_running_margins_add_up_as_deviations() {
         let p = Policy::new(cfg());
         let claim = Reserve {
@@ -982,16 +528,6 @@ mod tests {
         // No history: the cold start (× 1.1), typically too.
         let r = p.reserve_for(&[], StepKind::Executor, "p", None);
         assert_eq!(r, Reserve::fixed(2.0 * 1.1));
-    }
-
-    #[test]
-    fn the_cap_is_the_estimate_times_a_generous_factor() {
-        assert_eq!(Policy::new(cfg()).max_budget(2.0), Some(8.0));
-        let off = Policy::new(BudgetConfig {
-            max_budget_factor: 0.0,
-            ..cfg()
-        });
-        assert_eq!(off.max_budget(2.0), None);
     }
 
     #[test]
@@ -1105,18 +641,6 @@ mod tests {
     }
 
     #[test]
-    fn frequent_misses_say_cut_the_steps_finer() {
-        let p = Policy::new(cfg());
-        let miss = |ago| run(StepKind::Executor, "p", 0.1, ago, Outcome::Miss);
-        let mut runs = vec![miss(2 * DAY_MS), miss(HOUR_MS), miss(2 * HOUR_MS)];
-        assert_eq!(p.misses(&runs, NOW), (3, 2, None));
-        runs.push(miss(MINUTE_MS));
-        let (total, recent, advice) = p.misses(&runs, NOW);
-        assert_eq!((total, recent), (4, 3));
-        assert!(advice.unwrap().contains("cut them finer"));
-    }
-
-    #[test]
     fn nothing_spent_is_plus_zero() {
         let p = Policy::new(BudgetConfig {
             weekly_threshold_usd: Some(1.0),
@@ -1128,33 +652,5 @@ mod tests {
             assert!(pool.spent_usd.is_sign_positive(), "{pool:?}");
         }
         assert!(s.running_usd().is_sign_positive());
-    }
-
-    #[test]
-    fn outcomes_that_are_samples_misses_or_neither() {
-        for o in ["ok", "red", "finished"] {
-            assert_eq!(Outcome::of(o), Outcome::Done, "{o}");
-        }
-        for o in ["usage_limit", "max_budget"] {
-            assert_eq!(Outcome::of(o), Outcome::Miss, "{o}");
-        }
-        for o in [
-            "failed",
-            "fatal",
-            "interrupted",
-            "cancelled",
-            "session_in_use",
-            "no_conversation",
-        ] {
-            assert_eq!(Outcome::of(o), Outcome::Other, "{o}");
-        }
-    }
-
-    #[test]
-    fn quantiles_interpolate() {
-        assert_eq!(quantile(&[], 0.5), 0.0);
-        assert_eq!(quantile(&[3.0], 0.9), 3.0);
-        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.75), 4.0);
-        assert!((quantile(&[1.0, 2.0], 0.9) - 1.9).abs() < 1e-12);
     }
 }
