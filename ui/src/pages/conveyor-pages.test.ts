@@ -1,34 +1,11 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
 import { tick } from 'svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { conveyorMock } from '../test/conveyor-ipc';
 import type { Line, LineDetail, LineDiff, Question } from '../lib/generated/conveyor';
 
-const api = vi.hoisted(() => ({
-  status: vi.fn(),
-  connection: vi.fn(),
-  connect: vi.fn(),
-  onStatus: vi.fn(),
-  onEvent: vi.fn(),
-  projects: vi.fn(),
-  createProject: vi.fn(),
-  lines: vi.fn(),
-  line: vi.fn(),
-  diff: vi.fn(),
-  createLine: vi.fn(),
-  setPriority: vi.fn(),
-  cancel: vi.fn(),
-  accept: vi.fn(),
-  remarks: vi.fn(),
-  review: vi.fn(),
-  answer: vi.fn(),
-  budget: vi.fn(),
-  notify: vi.fn(),
-}));
-
-vi.mock('../lib/ipc', async (orig) => {
-  const real = await orig<typeof import('../lib/ipc')>();
-  return { IpcError: real.IpcError, conveyor: api };
-});
+vi.mock('../lib/ipc', async (orig) => (await import('../test/conveyor-ipc')).mockIpc(await orig()));
+const api = conveyorMock(await import('../lib/ipc'));
 
 const { ConveyorStore } = await import('../lib/stores/conveyor.svelte');
 const { IpcError } = await import('../lib/ipc');

@@ -1,33 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { conveyorMock } from '../../test/conveyor-ipc';
 import type { ConnectionStatus } from '../ipc';
 import type { Event, Line, LineDetail, Question, Review } from '../generated/conveyor';
 
-const api = vi.hoisted(() => ({
-  status: vi.fn(),
-  connection: vi.fn(),
-  connect: vi.fn(),
-  onStatus: vi.fn(),
-  onEvent: vi.fn(),
-  projects: vi.fn(),
-  createProject: vi.fn(),
-  lines: vi.fn(),
-  line: vi.fn(),
-  diff: vi.fn(),
-  createLine: vi.fn(),
-  setPriority: vi.fn(),
-  cancel: vi.fn(),
-  accept: vi.fn(),
-  remarks: vi.fn(),
-  review: vi.fn(),
-  answer: vi.fn(),
-  budget: vi.fn(),
-  notify: vi.fn(),
-}));
-
-vi.mock('../ipc', async (orig) => {
-  const real = await orig<typeof import('../ipc')>();
-  return { IpcError: real.IpcError, conveyor: api };
-});
+vi.mock('../ipc', async (orig) => (await import('../../test/conveyor-ipc')).mockIpc(await orig()));
+const api = conveyorMock(await import('../ipc'));
 
 const { ConveyorStore, groupLines, lineKey, questionKey } = await import('./conveyor.svelte');
 const { IpcError } = await import('../ipc');
