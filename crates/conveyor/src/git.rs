@@ -571,6 +571,21 @@ mod tests {
         git(dir, &["commit", "-qm", "init"]).await.unwrap();
     }
 
+    /// A repository with main under `dir`, and a worktree of a new branch `branch` from it:
+    /// (repository, locks, main's head, worktree).
+    async fn line_worktree(dir: &Path, branch: &str) -> (PathBuf, Locks, String, PathBuf) {
+        let repo = dir.join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        repo_with_main(&repo).await;
+        let locks = Locks::default();
+        let base = branch_head(&repo, "main").await.unwrap();
+        let wt = dir.join("wt");
+        add_worktree(&locks, &repo, &wt, branch, &base)
+            .await
+            .unwrap();
+        (repo, locks, base, wt)
+    }
+
     fn id() -> Identity {
         Identity {
             name: "c".into(),
@@ -581,15 +596,7 @@ mod tests {
     #[tokio::test]
     async fn worktree_checkpoint_reset_and_merge() {
         let d = tempfile::tempdir().unwrap();
-        let repo = d.path().join("repo");
-        std::fs::create_dir(&repo).unwrap();
-        repo_with_main(&repo).await;
-        let locks = Locks::default();
-        let base = branch_head(&repo, "main").await.unwrap();
-        let wt = d.path().join("wt");
-        add_worktree(&locks, &repo, &wt, "line/x", &base)
-            .await
-            .unwrap();
+        let (repo, locks, base, wt) = line_worktree(d.path(), "line/x").await;
         std::fs::write(wt.join("b.txt"), "b\n").unwrap();
         let cp = checkpoint(&wt, &id(), "step 1").await.unwrap();
         assert_ne!(cp, base);
@@ -626,15 +633,7 @@ mod tests {
     #[tokio::test]
     async fn red_regression_leaves_main_alone() {
         let d = tempfile::tempdir().unwrap();
-        let repo = d.path().join("repo");
-        std::fs::create_dir(&repo).unwrap();
-        repo_with_main(&repo).await;
-        let locks = Locks::default();
-        let base = branch_head(&repo, "main").await.unwrap();
-        let wt = d.path().join("wt");
-        add_worktree(&locks, &repo, &wt, "line/y", &base)
-            .await
-            .unwrap();
+        let (repo, locks, base, wt) = line_worktree(d.path(), "line/y").await;
         std::fs::write(wt.join("c.txt"), "c\n").unwrap();
         checkpoint(&wt, &id(), "step").await.unwrap();
         let out = merge_into_main(
