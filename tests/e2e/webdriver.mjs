@@ -32,13 +32,30 @@ export class WebDriver {
   }
 
   async click(css) {
-    const id = await this.waitFor(css);
-    await request(this.url(`/element/${id}/click`), 'POST', {});
+    await this.act(css, 'click', {});
   }
 
   async type(css, text) {
-    const id = await this.waitFor(css);
-    await request(this.url(`/element/${id}/value`), 'POST', { text });
+    await this.act(css, 'value', { text });
+  }
+
+  /**
+   * Waits for an element matching `css` and sends it `action`. A page that re-renders between
+   * the find and the action (a live list whose row moved to another group) leaves a stale
+   * element: nothing was done, so it is found again and the action repeated.
+   */
+  async act(css, action, body, timeoutMs = 20000) {
+    await this.until(async () => {
+      const [id] = await this.findAll(css);
+      if (!id) return false;
+      try {
+        await request(this.url(`/element/${id}/${action}`), 'POST', body);
+        return true;
+      } catch (e) {
+        if (/stale element/i.test(e.message)) return false;
+        throw e;
+      }
+    }, `${action} on ${css}`, timeoutMs);
   }
 
   async text(css) {
