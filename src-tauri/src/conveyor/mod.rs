@@ -26,6 +26,8 @@ use crate::state::lock;
 pub const EVENT: &str = "conveyor-event";
 /// The page's event with the connection's status.
 pub const STATUS: &str = "conveyor-status";
+/// Tells the page to reload everything: the event stream was down, events may be lost.
+pub const RESYNC: &str = "conveyor-resync";
 
 /// Where the connection's files live.
 #[derive(Debug, Clone)]
@@ -414,17 +416,21 @@ async fn forward_events<R: Runtime>(
 ) {
     use tauri::Manager as _;
     let mut pause = Duration::from_millis(250);
+    // The connection was just checked by `setup`: the first stream needs no second check.
+    let mut reconnect = false;
     loop {
         let st = app.state::<Conveyor>();
         match client.events().await {
             Ok(mut stream) => {
-                let s = check(&client, mode, url.clone()).await;
-                let ok = s.state == ConnectionState::Connected;
-                st.set_status(&app, s);
-                if ok {
-                    pause = Duration::from_millis(250);
-                    // Something may have happened while the stream was down.
-                    let _ = app.emit(EVENT, resync_event());
+                if reconnect {
+                    let s = check(&client, mode, url.clone()).await;
+                    let ok = s.state == ConnectionState::Connected;
+                    st.set_status(&app, s);
+                    if ok {
+                        pause = Duration::from_millis(250);
+                        // Events may have been missed while the stream was down.
+                        let _ = app.emit(RESYNC, ());
+                    }
                 }
                 while let Some(ev) = stream.next().await {
                     match ev {
@@ -451,22 +457,9 @@ async fn forward_events<R: Runtime>(
             ),
         }
         // Waiting to reconnect (not a test's sleep): the daemon is down or restarting.
+        reconnect = true;
         tokio::time::sleep(pause).await;
         pause = (pause * 2).min(Duration::from_secs(10));
-    }
-}
-
-/// A synthetic event telling the page to reload everything (after a reconnect).
-fn resync_event() -> conveyor_api::Event {
-    conveyor_api::Event {
-        seq: 0,
-        kind: conveyor_api::EventKind::Project,
-        line_id: None,
-        project_id: None,
-        step_n: None,
-        state: None,
-        detail: Some("resync".into()),
-        at: chrono::Utc::now().to_rfc3339(),
     }
 }
 

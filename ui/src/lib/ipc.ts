@@ -115,6 +115,8 @@ export const conveyor = {
   /** Every event of the daemon's `/api/events`, forwarded as it arrives. */
   onEvent: (handler: (e: ConveyorEvent) => void): Promise<UnlistenFn> =>
     listen<ConveyorEvent>('conveyor-event', (e) => handler(e.payload)),
+  /** The event stream was down and came back: events may have been missed. */
+  onResync: (handler: () => void): Promise<UnlistenFn> => listen('conveyor-resync', () => handler()),
   projects: () => call<Project[]>('conveyor_projects'),
   createProject: (project: NewProject) => call<Project>('conveyor_create_project', { project }),
   lines: () => call<Line[]>('conveyor_lines'),

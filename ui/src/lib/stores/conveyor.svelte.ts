@@ -114,6 +114,7 @@ export class ConveyorStore {
     try {
       this.unlisten.push(await api.onStatus((s) => this.setStatus(s)));
       this.unlisten.push(await api.onEvent((e) => this.onEvent(e)));
+      this.unlisten.push(await api.onResync(() => this.onResync()));
       this.setStatus(await api.status());
     } catch (e) {
       this.errors.status = asIpcError(e);
@@ -139,12 +140,16 @@ export class ConveyorStore {
     if (notice) void api.notify(notice).catch(() => {});
     // The state is news once: a repeated event (or the refresh) does not notify again.
     if (known && e.kind === 'line' && e.state) known.state = e.state as LineState;
-    // After a reconnect of the event stream the backend sends a "resync": events may have
-    // been missed, so everything is loaded again.
-    const touched: Resource[] = e.detail === 'resync' && e.seq === 0 ? ALL : (TOUCHES[e.kind] ?? []);
-    for (const r of touched) {
+    for (const r of TOUCHES[e.kind] ?? []) {
       if (r !== 'detail' || e.line_id === null || e.line_id === this.selectedId) this.dirty.add(r);
     }
+    this.schedule();
+  }
+
+  /** The event stream came back after a break: events may have been missed, so everything
+   * is loaded again. */
+  onResync(): void {
+    for (const r of ALL) this.dirty.add(r);
     this.schedule();
   }
 

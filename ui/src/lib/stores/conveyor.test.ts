@@ -99,6 +99,7 @@ describe('ConveyorStore', () => {
     vi.resetAllMocks();
     api.onStatus.mockResolvedValue(() => {});
     api.onEvent.mockResolvedValue(() => {});
+    api.onResync.mockResolvedValue(() => {});
     api.status.mockResolvedValue(connected);
     api.lines.mockResolvedValue([line('a', 'running')]);
     api.projects.mockResolvedValue([{ id: 'p1', name: 'shop', repo_path: '/r', main_branch: 'main', created_at: 'x' }]);
@@ -160,7 +161,7 @@ describe('ConveyorStore', () => {
     api.diff.mockResolvedValue({ base: null, head: null, files: [] });
     await s.select('a');
     vi.clearAllMocks();
-    s.onEvent(ev({ seq: 0, kind: 'project', detail: 'resync' }));
+    s.onResync();
     await s.flush();
     for (const f of [api.lines, api.projects, api.review, api.budget, api.line, api.diff]) expect(f).toHaveBeenCalledTimes(1);
   });
