@@ -28,7 +28,7 @@ pub fn embedded_config(paths: &ConveyorPaths) -> anyhow::Result<conveyor::Config
         "token".into(),
         uuid::Uuid::new_v4().simple().to_string().into(),
     );
-    let mut cfg = conveyor::Config::parse_with_defaults(&text, &paths.embedded_config, defaults)?;
+    let cfg = conveyor::Config::parse_with_defaults(&text, &paths.embedded_config, defaults)?;
     // The app talks to its own daemon over loopback only, whatever the file says about
     // `listen`: a daemon for other machines is `conveyord serve`.
     if !cfg.listen.ip().is_loopback() {
@@ -37,9 +37,6 @@ pub fn embedded_config(paths: &ConveyorPaths) -> anyhow::Result<conveyor::Config
             paths.embedded_config.display(),
             cfg.listen
         );
-    }
-    if cfg.token_file.is_some() && cfg.token.is_some() {
-        cfg.token_file = None;
     }
     Ok(cfg)
 }

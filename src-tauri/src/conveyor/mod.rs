@@ -379,7 +379,8 @@ pub async fn check(client: &Client, mode: ConnectionMode, url: Option<String>) -
             Some(health.version),
         );
     }
-    match client.budget().await {
+    // The lightest call behind the token.
+    match client.projects().await {
         Ok(_) => status(ConnectionState::Connected, None, Some(health.version)),
         Err(e) => status(
             state_of(&e),
