@@ -31,10 +31,21 @@ fn arg(name: &str, default: u64) -> u64 {
 
 async fn seed(data: &std::path::Path) {
     std::fs::create_dir_all(data).unwrap();
-    let pool = conveyor::store::open(&data.join("conveyor.db"))
-        .await
-        .unwrap();
-    let now = conveyor::store::now_ms();
+    // The daemon's store makes the schema; the rows go in straight through SQL, as a tool
+    // outside the daemon would write them.
+    let db = data.join("conveyor.db");
+    conveyor::Store::open(&db).await.unwrap().close().await;
+    let pool = sqlx::SqlitePool::connect_with(
+        sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&db)
+            .foreign_keys(true),
+    )
+    .await
+    .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
     let mut tx = pool.begin().await.unwrap();
     for p in 0..PROJECTS {
         sqlx::query("INSERT INTO projects (id, name, repo_path, main_branch, created_at) VALUES (?,?,?,?,?)")

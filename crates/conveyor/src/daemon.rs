@@ -1,171 +1,19 @@
 //! The daemon as a library: [`start`] opens the database, recovers from a crash, binds the API
 //! and starts the scheduler; the returned [`ServerHandle`] stops it all. One
-//! `CancellationToken` is the root of shutdown; the tasks live in a `JoinSet` that is drained.
+//! `CancellationToken` (the shared state's `shutdown`) is the root of shutdown; the tasks live
+//! in a `JoinSet` that is drained. This is the one module that knows every other: the state it
+//! assembles ([`crate::state`]) knows none of them.
 
-use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use conveyor_api::{EventKind, LineState, StepState};
-use tokio::sync::Notify;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
-use crate::budget::Budget;
 use crate::config::{Config, RootMode};
-use crate::events::{EventBody, Events};
-use crate::git::{Identity, Locks};
-use crate::store::{self, Store};
+use crate::state::Shared;
+use crate::store::Store;
 use crate::{Error, Result, api, recovery, scheduler};
-
-/// Everything the scheduler, the line flow and the API share.
-#[derive(Debug)]
-pub struct Shared {
-    pub cfg: Config,
-    pub store: Store,
-    pub events: Events,
-    pub locks: Locks,
-    pub budget: Budget,
-    pub token: String,
-    /// Wakes the scheduler (a line was added, a slot freed, …).
-    pub wake: Notify,
-    pub shutdown: CancellationToken,
-    /// Lines being advanced now, with a token that cancels just that line's run.
-    // std Mutex: never held across an await.
-    pub running: Mutex<HashMap<String, CancellationToken>>,
-    /// The budget's estimates of the steps of lines being advanced, counted as running from
-    /// their admission (before their run is recorded) until the line's task ends.
-    // std Mutex: never held across an await.
-    pub admitted: Mutex<HashMap<String, f64>>,
-    /// `GET /api/lines` answers by query, with the event generation they were made at.
-    // std Mutex: never held across an await.
-    pub list_cache: Mutex<HashMap<String, CachedList>>,
-    /// One `GET /api/lines` recomputation at a time; the others wait and take its answer.
-    pub list_refresh: tokio::sync::Mutex<()>,
-    /// The user the agent runs as, when the root mode says so.
-    pub agent_user: Option<crate::exec::AgentUser>,
-    pub root_mode: RootMode,
-}
-
-impl Shared {
-    pub fn identity(&self) -> Identity {
-        Identity {
-            name: self.cfg.git_name.clone(),
-            email: self.cfg.git_email.clone(),
-        }
-    }
-
-    pub fn line_dir(&self, line_id: &str) -> PathBuf {
-        self.cfg.data_dir.join("lines").join(line_id)
-    }
-
-    /// The value of [`crate::exec::DAEMON_MARKER`] in the environment of every child this
-    /// daemon starts for a line: its data folder, absolute.
-    pub fn marker(&self) -> String {
-        std::path::absolute(&self.cfg.data_dir)
-            .unwrap_or_else(|_| self.cfg.data_dir.clone())
-            .to_string_lossy()
-            .into_owned()
-    }
-
-    /// The environment that marks a line's commands (checks, regression) as this daemon's.
-    pub fn command_env(&self, line_id: &str) -> std::collections::BTreeMap<String, String> {
-        let mut env = std::collections::BTreeMap::new();
-        env.insert(crate::exec::DAEMON_MARKER.into(), self.marker());
-        env.insert("CONVEYOR_LINE".into(), line_id.into());
-        env
-    }
-
-    pub fn worktree_path(&self, line_id: &str) -> PathBuf {
-        self.cfg.data_dir.join("worktrees").join(line_id)
-    }
-
-    /// Changes a line's state and tells the subscribers; a cancelled line stays cancelled.
-    ///
-    /// # Errors
-    /// Database errors.
-    pub async fn set_line_state(
-        &self,
-        line_id: &str,
-        state: LineState,
-        reason: Option<&str>,
-        park_until: Option<i64>,
-    ) -> Result<()> {
-        if !self
-            .store
-            .set_line_state(line_id, state, reason, park_until)
-            .await?
-        {
-            tracing::debug!(
-                line = line_id,
-                state = state.as_str(),
-                "line cancelled: state kept"
-            );
-            return Ok(());
-        }
-        tracing::info!(line = line_id, state = state.as_str(), reason, "line state");
-        self.events.emit(
-            EventKind::Line,
-            EventBody {
-                line_id: Some(line_id.into()),
-                state: Some(state.as_str().into()),
-                detail: reason.map(str::to_string),
-                ..EventBody::default()
-            },
-        );
-        Ok(())
-    }
-
-    /// Changes a step's state and tells the subscribers.
-    ///
-    /// # Errors
-    /// Database errors.
-    pub async fn set_step_state(
-        &self,
-        line_id: &str,
-        step_id: &str,
-        n: i64,
-        state: StepState,
-        error: Option<&str>,
-    ) -> Result<()> {
-        self.store.set_step_state(step_id, state, error).await?;
-        tracing::info!(
-            line = line_id,
-            step = n,
-            state = state.as_str(),
-            error,
-            "step state"
-        );
-        self.events.emit(
-            EventKind::Step,
-            EventBody {
-                line_id: Some(line_id.into()),
-                step_n: u32::try_from(n).ok(),
-                state: Some(state.as_str().into()),
-                detail: error.map(str::to_string),
-                ..EventBody::default()
-            },
-        );
-        Ok(())
-    }
-}
-
-/// One cached `GET /api/lines` answer: valid while no event happened since and for at most
-/// [`LIST_CACHE_TTL`] (a safety net for writes that emit no event, such as a run's cost).
-#[derive(Debug, Clone)]
-pub struct CachedList {
-    pub generation: u64,
-    pub made: std::time::Instant,
-    pub body: axum::body::Bytes,
-    /// How many lines the page holds.
-    pub shown: i64,
-    /// How many lines match the filters, over all pages (`X-Total-Count`).
-    pub total: i64,
-}
-
-/// How long a cached list answer may live without an event.
-pub const LIST_CACHE_TTL: std::time::Duration = std::time::Duration::from_millis(1000);
 
 /// A running daemon.
 #[derive(Debug)]
@@ -188,13 +36,13 @@ impl ServerHandle {
     pub async fn stop(mut self) {
         self.shutdown.cancel();
         while self.tasks.join_next().await.is_some() {}
-        self.shared.store.pool.close().await;
+        self.shared.store.close().await;
     }
 
     /// Waits until the daemon stops (after `shutdown` is cancelled).
     pub async fn wait(mut self) {
         while self.tasks.join_next().await.is_some() {}
-        self.shared.store.pool.close().await;
+        self.shared.store.close().await;
     }
 }
 
@@ -207,7 +55,7 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
         let p = cfg.data_dir.join(d);
         std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
     }
-    let pool = store::open(&cfg.data_dir.join("conveyor.db")).await?;
+    let store = Store::open(&cfg.data_dir.join("conveyor.db")).await?;
     let token = cfg.read_token()?;
     let root_mode = cfg.effective_root_mode();
     let agent_user = match &root_mode {
@@ -267,23 +115,8 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
             "agent runs as this user, no root handling"
         ),
     }
-    let shutdown = CancellationToken::new();
-    let shared = Arc::new(Shared {
-        budget: Budget::new(cfg.budget.clone()),
-        store: Store { pool },
-        events: Events::default(),
-        locks: Locks::default(),
-        token,
-        wake: Notify::new(),
-        shutdown: shutdown.clone(),
-        running: Mutex::new(HashMap::new()),
-        admitted: Mutex::new(HashMap::new()),
-        list_cache: Mutex::new(HashMap::new()),
-        list_refresh: tokio::sync::Mutex::new(()),
-        agent_user,
-        root_mode,
-        cfg,
-    });
+    let shared = Arc::new(Shared::new(cfg, store, token, agent_user, root_mode));
+    let shutdown = shared.shutdown.clone();
     recovery::recover(&shared).await?;
 
     let listener = tokio::net::TcpListener::bind(shared.cfg.listen)

@@ -15,6 +15,8 @@ use crate::{Error, Result};
 /// The files of one run's hook.
 #[derive(Debug, Clone)]
 pub struct Hook {
+    /// The script the settings name (tests run it by hand).
+    #[cfg(test)]
     pub script: PathBuf,
     pub settings: PathBuf,
     /// One line per round: `block` or `pass` or `gave_up`.
@@ -78,6 +80,7 @@ exit 0
     });
     std::fs::write(&settings, settings_json.to_string()).map_err(|e| Error::io(&settings, e))?;
     Ok(Hook {
+        #[cfg(test)]
         script,
         settings,
         state,

@@ -7,11 +7,11 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use serde::Deserialize;
-use sqlx::SqlitePool;
-
-use crate::store::now_ms;
+use crate::store::journal::{At, NewEntry};
+use crate::store::{self, Store, now_ms};
 use crate::{Error, Result};
+use conveyor_api::JournalKind;
+use serde::Deserialize;
 
 /// A well-formed entry.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -29,6 +29,19 @@ pub struct Entry {
     pub reversible: Option<bool>,
     #[serde(default)]
     pub expensive: Option<bool>,
+}
+
+impl Entry {
+    /// The entry's kind (always known for an entry [`parse_line`] accepted).
+    pub fn kind(&self) -> Option<JournalKind> {
+        match self.kind.as_str() {
+            "fork" => Some(JournalKind::Fork),
+            "question" => Some(JournalKind::Question),
+            "decided" => Some(JournalKind::Decided),
+            "uncovered" => Some(JournalKind::Uncovered),
+            _ => None,
+        }
+    }
 }
 
 /// What is wrong with a journal line (kept with the raw line, flagged).
@@ -50,7 +63,7 @@ pub enum EntryError {
 /// [`EntryError`]: what is wrong with it.
 pub fn parse_line(raw: &str) -> std::result::Result<Entry, EntryError> {
     let e: Entry = serde_json::from_str(raw)?;
-    if !["fork", "question", "decided", "uncovered"].contains(&e.kind.as_str()) {
+    if e.kind().is_none() {
         return Err(EntryError::UnknownKind(e.kind));
     }
     if e.text.trim().is_empty() {
@@ -79,16 +92,13 @@ pub struct Ingested {
 /// # Errors
 /// [`Error::Io`] or [`Error::Db`].
 pub async fn ingest(
-    pool: &SqlitePool,
+    db: &Store,
     line_id: &str,
     step_id: Option<&str>,
     file: &Path,
     final_read: bool,
 ) -> Result<Ingested> {
-    let offset: i64 = sqlx::query_scalar("SELECT journal_offset FROM lines WHERE id = ?")
-        .bind(line_id)
-        .fetch_one(pool)
-        .await?;
+    let offset = store::lines::journal_offset(&mut *db.conn().await?, line_id).await?;
     let path = file.to_path_buf();
     let start = u64::try_from(offset).unwrap_or(0);
     let bytes = tokio::task::spawn_blocking(move || -> std::io::Result<Vec<u8>> {
@@ -107,7 +117,7 @@ pub async fn ingest(
     .map_err(|e| Error::io(file, e))?;
 
     let mut out = Ingested::default();
-    let mut tx = pool.begin().await?;
+    let mut tx = db.begin().await?;
     let mut pos = 0usize;
     while pos < bytes.len() {
         let (line, next) = match bytes[pos..].iter().position(|b| *b == b'\n') {
@@ -125,71 +135,44 @@ pub async fn ingest(
         }
         let now = now_ms();
         let parsed = parse_line(&raw);
-        let inserted = match &parsed {
+        let at = At {
+            line_id,
+            step_id,
+            offset: at,
+            now,
+        };
+        match parsed {
             Ok(e) => {
-                sqlx::query(
-                    "INSERT OR IGNORE INTO journal (line_id, step_id, offset, kind, text, options,
-                        default_opt, why, reversible, expensive, valid, error, raw, created_at)
-                     VALUES (?,?,?,?,?,?,?,?,?,?,1,NULL,?,?)",
-                )
-                .bind(line_id)
-                .bind(step_id)
-                .bind(at)
-                .bind(&e.kind)
-                .bind(&e.text)
-                .bind(serde_json::to_string(&e.options).unwrap_or_else(|_| "[]".into()))
-                .bind(&e.default)
-                .bind(&e.why)
-                .bind(e.reversible)
-                .bind(e.expensive)
-                .bind(&raw)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?
+                let Some(kind) = e.kind() else { continue };
+                let entry = NewEntry {
+                    kind,
+                    text: &e.text,
+                    options: &e.options,
+                    default: e.default.as_deref(),
+                    why: e.why.as_deref(),
+                    reversible: e.reversible,
+                    expensive: e.expensive,
+                    raw: &raw,
+                };
+                let Some(id) = store::journal::insert(&mut tx, at, entry).await? else {
+                    continue;
+                };
+                out.entries += 1;
+                if kind == JournalKind::Question {
+                    store::questions::insert(&mut tx, line_id, id, now).await?;
+                    out.questions += 1;
+                }
             }
             Err(e) => {
-                sqlx::query(
-                    "INSERT OR IGNORE INTO journal (line_id, step_id, offset, valid, error, raw, created_at)
-                     VALUES (?,?,?,0,?,?,?)",
-                )
-                .bind(line_id)
-                .bind(step_id)
-                .bind(at)
-                .bind(e.to_string())
-                .bind(&raw)
-                .bind(now)
-                .execute(&mut *tx)
-                .await?
+                if store::journal::insert_malformed(&mut tx, at, &e.to_string(), &raw).await? {
+                    out.entries += 1;
+                    out.malformed += 1;
+                }
             }
-        };
-        if inserted.rows_affected() == 0 {
-            continue;
-        }
-        out.entries += 1;
-        match parsed {
-            Ok(e) if e.kind == "question" => {
-                sqlx::query(
-                    "INSERT INTO questions (id, line_id, journal_id, status, created_at)
-                     VALUES (?, ?, ?, 'unvalidated', ?)",
-                )
-                .bind(uuid::Uuid::new_v4().to_string())
-                .bind(line_id)
-                .bind(inserted.last_insert_rowid())
-                .bind(now)
-                .execute(&mut *tx)
-                .await?;
-                out.questions += 1;
-            }
-            Ok(_) => {}
-            Err(_) => out.malformed += 1,
         }
     }
     let new_offset = offset + i64::try_from(pos).unwrap_or(0);
-    sqlx::query("UPDATE lines SET journal_offset = ? WHERE id = ?")
-        .bind(new_offset)
-        .bind(line_id)
-        .execute(&mut *tx)
-        .await?;
+    store::lines::set_journal_offset(&mut tx, line_id, new_offset).await?;
     tx.commit().await?;
     Ok(out)
 }

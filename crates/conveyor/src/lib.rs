@@ -11,22 +11,25 @@
 
 pub mod api;
 pub mod budget;
-pub mod claude;
+pub(crate) mod claude;
 pub mod config;
 mod daemon;
 mod error;
-pub mod events;
+pub(crate) mod events;
 pub mod exec;
-pub mod git;
-pub mod hook;
-pub mod journal;
+pub(crate) mod git;
+pub(crate) mod hook;
+pub(crate) mod journal;
 pub mod line;
-pub mod plan;
-pub mod prompt;
+pub(crate) mod plan;
+pub(crate) mod prompt;
 mod recovery;
 mod scheduler;
-pub mod store;
+mod state;
+pub(crate) mod store;
 
 pub use config::Config;
-pub use daemon::{ServerHandle, Shared, start};
+pub use daemon::{ServerHandle, start};
 pub use error::{Error, Result};
+pub use state::Shared;
+pub use store::Store;

@@ -10,10 +10,10 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use conveyor_api::LineState;
+use conveyor_api::{LineState, StepState};
 
-use crate::daemon::Shared;
-use crate::store::{StepRow, now_ms};
+use crate::state::Shared;
+use crate::store;
 use crate::{Result, exec, git, line};
 
 /// Why an interrupted step's next attempt starts from the checkpoint (told to the agent).
@@ -29,50 +29,38 @@ pub async fn recover(sh: &Shared) -> Result<()> {
     if !killed.is_empty() {
         tracing::warn!(groups = ?killed, "killed processes left running from before the restart");
     }
-    let runs = sh.store.unfinished_runs().await?;
+    let runs = store::runs::unfinished(&mut *sh.store.conn().await?).await?;
     for run in runs {
         // Agents started before the marker existed carry only their step.
         let killed = exec::kill_leftovers(&run.step_id, Duration::from_secs(10)).await;
         if !killed.is_empty() {
             tracing::warn!(line = %run.line_id, step = %run.step_id, groups = ?killed, "killed an agent left running from before the restart");
         }
-        sqlx::query("UPDATE runs SET outcome = 'interrupted', finished_at = ? WHERE id = ?")
-            .bind(now_ms())
-            .bind(run.id)
-            .execute(&sh.store.pool)
-            .await?;
+        // A run that reached system/init started its session: the next attempt resumes it.
+        let mut tx = sh.store.begin().await?;
+        store::runs::interrupt(&mut tx, run.id).await?;
         if run.init_seen {
-            sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
-                .bind(&run.line_id)
-                .execute(&sh.store.pool)
-                .await?;
+            store::lines::set_session_started(&mut tx, &run.line_id, true).await?;
         }
+        tx.commit().await?;
     }
     // Every step still running: its run was interrupted above, or it had ended (`finished`)
     // and the daemon died while checking it, or it had not started.
-    let steps: Vec<StepRow> = sqlx::query_as("SELECT * FROM steps WHERE state = 'running'")
-        .fetch_all(&sh.store.pool)
-        .await?;
+    let steps = store::steps::running(&mut *sh.store.conn().await?).await?;
     let mut lines = BTreeMap::new();
     for step in &steps {
-        sqlx::query(
-            "UPDATE runs SET outcome = 'interrupted' WHERE step_id = ? AND outcome = 'finished'",
-        )
-        .bind(&step.id)
-        .execute(&sh.store.pool)
-        .await?;
-        sqlx::query("UPDATE steps SET state = 'interrupted', rolled_back = ? WHERE id = ?")
-            .bind(INTERRUPTED)
-            .bind(&step.id)
-            .execute(&sh.store.pool)
+        let mut tx = sh.store.begin().await?;
+        store::runs::interrupt_unjudged(&mut tx, &step.id).await?;
+        store::steps::roll_back(&mut tx, &step.id, StepState::Interrupted, INTERRUPTED, None)
             .await?;
+        tx.commit().await?;
         lines.insert(step.line_id.clone(), step.id.clone());
     }
     for (line_id, step_id) in lines {
         if let Err(e) = line::ingest_journal(sh, &line_id, Some(&step_id)).await {
             tracing::warn!(line = %line_id, error = %e, "journal ingestion on recovery failed");
         }
-        let Some(l) = sh.store.line(&line_id).await? else {
+        let Some(l) = store::lines::get(&mut *sh.store.conn().await?, &line_id).await? else {
             continue;
         };
         if let (Some(wt), Some(cp)) = (&l.worktree, &l.checkpoint) {
@@ -82,7 +70,7 @@ pub async fn recover(sh: &Shared) -> Result<()> {
             {
                 tracing::error!(line = %l.id, error = %e, "reset to checkpoint failed");
                 // Never resume on a worktree that still holds the interrupted attempt.
-                if l.state() != LineState::Cancelled {
+                if l.state != LineState::Cancelled {
                     sh.set_line_state(
                         &l.id,
                         LineState::Blocked,
@@ -106,7 +94,7 @@ mod tests {
     use super::*;
     use crate::daemon::testing;
     use crate::store::testing as rows;
-    use conveyor_api::{StepKind, StepState};
+    use conveyor_api::StepKind;
     use std::process::Command;
 
     fn git(dir: &std::path::Path, args: &[&str]) -> String {
@@ -147,30 +135,29 @@ mod tests {
         let d = testing::start(&data, "").await;
         let sh = d.shared().clone();
         let line = rows::line(&sh.store, "p", "l1", 0, "running").await;
-        sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ? WHERE id = ?")
-            .bind(wt.to_string_lossy().into_owned())
-            .bind(&cp)
-            .bind(&line)
-            .execute(&sh.store.pool)
+        store::lines::set_worktree(&mut sh.store.conn().await.unwrap(), &line, &wt, Some(&cp))
             .await
             .unwrap();
-        let step = sh
-            .store
-            .add_step(&line, StepKind::Executor, "s", "t", &[])
-            .await
-            .unwrap();
+        let step = store::steps::add(
+            &mut sh.store.conn().await.unwrap(),
+            &line,
+            StepKind::Executor,
+            "s",
+            "t",
+            &[],
+        )
+        .await
+        .unwrap();
         let run = rows::run(&sh.store, &step.id, &line).await;
-        sqlx::query("UPDATE steps SET state = 'running' WHERE id = ?")
-            .bind(&step.id)
-            .execute(&sh.store.pool)
-            .await
-            .unwrap();
-        sqlx::query("UPDATE runs SET outcome = 'finished', finished_at = ? WHERE id = ?")
-            .bind(now_ms())
-            .bind(run)
-            .execute(&sh.store.pool)
-            .await
-            .unwrap();
+        store::steps::set_state(
+            &mut sh.store.conn().await.unwrap(),
+            &step.id,
+            StepState::Running,
+            None,
+        )
+        .await
+        .unwrap();
+        rows::end_run(&sh.store, run, "executor", "finished", 0.0, store::now_ms()).await;
         // The agent's uncommitted work, and a check the daemon had started.
         std::fs::write(wt.join("a.txt"), "half\n").unwrap();
         std::fs::write(wt.join("junk.txt"), "junk\n").unwrap();
@@ -189,14 +176,13 @@ mod tests {
         let sh = d.shared().clone();
         assert!(exec::groups_with_env(exec::DAEMON_MARKER, &marker).is_empty());
         assert!(child.try_wait().unwrap().is_some(), "the check was killed");
-        let s = sh.store.step(&step.id).await.unwrap().unwrap();
-        assert_eq!(s.state(), StepState::Interrupted);
-        assert_eq!(s.rolled_back.as_deref(), Some(INTERRUPTED));
-        let outcome: String = sqlx::query_scalar("SELECT outcome FROM runs WHERE id = ?")
-            .bind(run)
-            .fetch_one(&sh.store.pool)
+        let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
             .await
+            .unwrap()
             .unwrap();
+        assert_eq!(s.state, StepState::Interrupted);
+        assert_eq!(s.rolled_back.as_deref(), Some(INTERRUPTED));
+        let outcome = rows::run_outcome(&sh.store, run).await;
         assert_eq!(outcome, "interrupted");
         assert_eq!(std::fs::read_to_string(wt.join("a.txt")).unwrap(), "a\n");
         assert!(!wt.join("junk.txt").exists());

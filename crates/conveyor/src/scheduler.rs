@@ -13,9 +13,9 @@ use tokio::task::JoinSet;
 
 use crate::Result;
 use crate::budget::Decision;
-use crate::daemon::Shared;
 use crate::line::{self, ACTIVE, Action, HOLDING};
-use crate::store::{LineRow, now_ms, rfc3339};
+use crate::state::Shared;
+use crate::store::{self, LineRow, now_ms, rfc3339};
 
 /// Runs until shutdown; then stops the running lines and waits for them.
 pub async fn run(sh: Arc<Shared>) {
@@ -46,17 +46,7 @@ pub async fn run(sh: Arc<Shared>) {
 /// One look at the queue: start what may start.
 async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
     for (l, estimate) in choose(sh).await? {
-        let token = sh.shutdown.child_token();
-        sh.running
-            .lock()
-            .expect("running map poisoned")
-            .insert(l.id.clone(), token.clone());
-        if estimate > 0.0 {
-            sh.admitted
-                .lock()
-                .expect("admitted map poisoned")
-                .insert(l.id.clone(), estimate);
-        }
+        let token = sh.start_advancing(&l.id, estimate);
         let sh2 = sh.clone();
         let id = l.id.clone();
         tasks.spawn(async move {
@@ -71,14 +61,7 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
                     )
                     .await;
             }
-            sh2.running
-                .lock()
-                .expect("running map poisoned")
-                .remove(&id);
-            sh2.admitted
-                .lock()
-                .expect("admitted map poisoned")
-                .remove(&id);
+            sh2.stop_advancing(&id);
             sh2.wake.notify_one();
         });
     }
@@ -90,51 +73,30 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
 /// Lines the budget or the account's limit holds back are parked here.
 async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
     let mut chosen = Vec::new();
-    let running: HashSet<String> = sh
-        .running
-        .lock()
-        .expect("running map poisoned")
-        .keys()
-        .cloned()
-        .collect();
+    let running: HashSet<String> = sh.advancing_ids().into_iter().collect();
     let mut free = sh.cfg.slots.saturating_sub(running.len());
     if free == 0 {
         return Ok(chosen);
     }
     let now = now_ms();
-    let states: Vec<&str> = ACTIVE.iter().map(|s| s.as_str()).collect();
-    let marks = vec!["?"; states.len()].join(",");
-    let sql = format!(
-        "SELECT * FROM lines WHERE state IN ({marks}) ORDER BY priority DESC, created_at ASC"
-    );
-    let mut q = sqlx::query_as::<_, LineRow>(&sql);
-    for s in &states {
-        q = q.bind(*s);
-    }
-    let candidates = q.fetch_all(&sh.store.pool).await?;
+    let candidates = store::lines::in_states(&mut *sh.store.conn().await?, &ACTIVE).await?;
     if candidates.is_empty() {
         return Ok(chosen);
     }
     // Projects held by a line other than the candidate.
-    let holding: Vec<&str> = HOLDING.iter().map(|s| s.as_str()).collect();
-    let marks = vec!["?"; holding.len()].join(",");
-    let sql = format!("SELECT project_id, id FROM lines WHERE state IN ({marks})");
-    let mut q = sqlx::query_as::<_, (String, String)>(&sql);
-    for s in &holding {
-        q = q.bind(*s);
-    }
-    let holders = q.fetch_all(&sh.store.pool).await?;
+    let holders = store::lines::projects_in_states(&mut *sh.store.conn().await?, &HOLDING).await?;
     // A line being advanced holds its project whatever its state says: a line just started
     // stays `queued` until its worktree exists.
     let mut taken: HashSet<String> = HashSet::new();
     for id in &running {
-        if let Some(l) = sh.store.line(id).await? {
+        if let Some(l) = store::lines::get(&mut *sh.store.conn().await?, id).await? {
             taken.insert(l.project_id);
         }
     }
-    let account_park = sh.store.account_park_until().await?.filter(|t| *t > now);
-    let admitted = sh.admitted.lock().expect("admitted map poisoned").clone();
-    let mut snap = sh.budget.snapshot(&sh.store.pool, now, &admitted).await?;
+    let account_park = store::account::park_until(&mut *sh.store.conn().await?)
+        .await?
+        .filter(|t| *t > now);
+    let mut snap = sh.budget.snapshot(&sh.store, now, &sh.admitted()).await?;
 
     for l in candidates {
         if free == 0 {
@@ -153,7 +115,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         // budget's forecast, and the account's park is checked below): room can come sooner
         // than forecast (a running step cost less than its estimate), and the best line must
         // have the first claim on it, not the shorter steps packed below it.
-        if l.state() != LineState::WaitingBudget && l.park_until.is_some_and(|t| t > now) {
+        if l.state != LineState::WaitingBudget && l.park_until.is_some_and(|t| t > now) {
             taken.insert(l.project_id.clone());
             continue;
         }
@@ -163,7 +125,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
             Action::Step { kind, step } => {
                 if let Some(until) = account_park {
                     taken.insert(l.project_id.clone());
-                    if l.state() != LineState::WaitingBudget || l.park_until != Some(until) {
+                    if l.state != LineState::WaitingBudget || l.park_until != Some(until) {
                         sh.set_line_state(
                             &l.id,
                             LineState::WaitingBudget,
@@ -187,7 +149,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     Decision::Wait { until_ms, reason } => {
                         taken.insert(l.project_id.clone());
                         // Not a new event every pass for the same wait.
-                        if l.state() != LineState::WaitingBudget
+                        if l.state != LineState::WaitingBudget
                             || l.park_until.is_none_or(|t| (t - until_ms).abs() > 60_000)
                             || l.reason.as_deref() != Some(reason.as_str())
                         {
@@ -217,7 +179,6 @@ mod tests {
     use super::*;
     use crate::daemon::testing;
     use crate::store::testing as rows;
-    use tokio_util::sync::CancellationToken;
 
     fn ids(chosen: &[(LineRow, f64)]) -> Vec<&str> {
         chosen.iter().map(|(l, _)| l.id.as_str()).collect()
@@ -234,10 +195,7 @@ mod tests {
         let chosen = choose(&sh).await.unwrap();
         assert_eq!(ids(&chosen), ["high", "mid"]);
         // One slot taken by a line being advanced: one more starts.
-        sh.running
-            .lock()
-            .unwrap()
-            .insert("high".into(), CancellationToken::new());
+        sh.start_advancing("high", 0.0);
         assert_eq!(ids(&choose(&sh).await.unwrap()), ["mid"]);
         drop(sh);
         d.stop().await;
@@ -269,10 +227,7 @@ mod tests {
         let sh = d.shared().clone();
         rows::line(&sh.store, "p", "first", 9, "queued").await;
         rows::line(&sh.store, "p", "second", 1, "queued").await;
-        sh.running
-            .lock()
-            .unwrap()
-            .insert("first".into(), CancellationToken::new());
+        sh.start_advancing("first", 0.0);
         assert!(choose(&sh).await.unwrap().is_empty());
         drop(sh);
         d.stop().await;
@@ -288,21 +243,18 @@ mod tests {
             "accepted",
         )
         .await;
-        let step = sh
-            .store
-            .add_step(&line, conveyor_api::StepKind::Planner, "s", "t", &[])
-            .await
-            .unwrap();
-        let run = rows::run(&sh.store, &step.id, &line).await;
-        sqlx::query(
-            "UPDATE runs SET kind = 'planner', outcome = 'ok', cost_usd = ?, finished_at = ? WHERE id = ?",
+        let step = store::steps::add(
+            &mut sh.store.conn().await.unwrap(),
+            &line,
+            conveyor_api::StepKind::Planner,
+            "s",
+            "t",
+            &[],
         )
-            .bind(cost)
-            .bind(now_ms() - ago_ms)
-            .bind(run)
-            .execute(&sh.store.pool)
-            .await
-            .unwrap();
+        .await
+        .unwrap();
+        let run = rows::run(&sh.store, &step.id, &line).await;
+        rows::end_run(&sh.store, run, "planner", "ok", cost, now_ms() - ago_ms).await;
     }
 
     /// Packing: the best line's step (its project's planners cost 6) does not fit the room
@@ -336,8 +288,11 @@ mod tests {
         let est: Vec<f64> = chosen.iter().map(|(_, e)| *e).collect();
         assert_eq!(est, [1.0, 3.5]);
         for id in ["best", "next", "s3"] {
-            let l = sh.store.line(id).await.unwrap().unwrap();
-            assert_eq!(l.state(), LineState::WaitingBudget, "{id}");
+            let l = store::lines::get(&mut sh.store.conn().await.unwrap(), id)
+                .await
+                .unwrap()
+                .unwrap();
+            assert_eq!(l.state, LineState::WaitingBudget, "{id}");
             assert!(l.reason.unwrap_or_default().starts_with("budget:"), "{id}");
             assert!(l.park_until.is_some_and(|t| t > now_ms()), "{id}");
         }
@@ -360,25 +315,35 @@ mod tests {
         spent(&sh, "other", 7.0, 60_000).await;
         rows::line(&sh.store, "p1", "best", 9, "queued").await;
         assert!(choose(&sh).await.unwrap().is_empty());
-        let l = sh.store.line("best").await.unwrap().unwrap();
-        assert_eq!(l.state(), LineState::WaitingBudget);
+        let l = store::lines::get(&mut sh.store.conn().await.unwrap(), "best")
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.state, LineState::WaitingBudget);
         let forecast = l.park_until.unwrap();
         assert!(
             forecast > now_ms() + 50 * 60_000,
             "when the 7 leaves the window"
         );
         // The next pass again: the same wait is not written (nor announced) again.
-        sqlx::query("UPDATE lines SET updated_at = 0 WHERE id = 'best'")
-            .execute(&sh.store.pool)
+        store::lines::set_updated_at(&mut sh.store.conn().await.unwrap(), "best", 0)
             .await
             .unwrap();
         assert!(choose(&sh).await.unwrap().is_empty());
-        assert_eq!(sh.store.line("best").await.unwrap().unwrap().updated_at, 0);
+        assert_eq!(
+            store::lines::get(&mut sh.store.conn().await.unwrap(), "best")
+                .await
+                .unwrap()
+                .unwrap()
+                .updated_at,
+            0
+        );
         // Room comes sooner (that spending turns out smaller), and a line below arrives too.
-        sqlx::query("UPDATE runs SET cost_usd = 2.0 WHERE cost_usd = 7.0")
-            .execute(&sh.store.pool)
-            .await
-            .unwrap();
+        rows::exec(
+            &sh.store,
+            "UPDATE runs SET cost_usd = 2.0 WHERE cost_usd = 7.0",
+        )
+        .await;
         rows::line(&sh.store, "p2", "below", 1, "queued").await;
         let chosen = choose(&sh).await.unwrap();
         assert_eq!(ids(&chosen), ["best", "below"]);

@@ -291,7 +291,7 @@ impl Conveyor {
                     }
                 }
                 let h = inner.embedded.as_ref().expect("started above");
-                let token = h.shared().token.clone();
+                let token = h.shared().token().to_string();
                 Client::new(format!("http://{}", h.addr), Some(token))
             }
         };

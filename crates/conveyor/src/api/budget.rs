@@ -2,18 +2,14 @@
 //! step kind costs, the misses, the account's park and the server's last word — the figures
 //! the policy decides on, from the same snapshot.
 
-use std::collections::HashMap;
-
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
 use conveyor_api::{Budget, BudgetPool, KindStats, Misses, RateLimit, StepKind};
 
-use super::{ApiError, AppState};
-use crate::store::{now_ms, rfc3339};
-
-/// status, resets_at, limit_type, utilization, observed_at.
-type LastLimit = (String, Option<i64>, Option<String>, Option<f64>, i64);
+use super::{ApiError, ApiState, AppState};
+use crate::store::runs::RunOutcome;
+use crate::store::{self, now_ms, rfc3339};
 
 /// Every step kind, in the order a line meets them.
 const KINDS: [StepKind; 7] = [
@@ -26,15 +22,14 @@ const KINDS: [StepKind; 7] = [
     StepKind::Remarks,
 ];
 
-pub fn router() -> Router<AppState> {
+pub fn router() -> Router<ApiState> {
     Router::new().route("/api/budget", get(budget))
 }
 
 #[utoipa::path(get, path = "/api/budget", responses((status = 200, body = Budget)))]
 async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
     let now = now_ms();
-    let admitted: HashMap<String, f64> = st.admitted.lock().expect("admitted map poisoned").clone();
-    let snap = st.budget.snapshot(&st.store.pool, now, &admitted).await?;
+    let snap = st.budget.snapshot(&st.store, now, &st.admitted()).await?;
     let policy = &st.budget.policy;
     let pools = policy
         .pools(&snap)
@@ -63,17 +58,13 @@ async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
         .collect();
     let (_, recent, advice) = policy.misses(&snap.runs, now);
     // All of them, not only the snapshot's month.
-    let total: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs WHERE outcome IN ('usage_limit', 'max_budget')",
+    let total = store::runs::count_all(
+        &mut *st.store.conn().await?,
+        &[RunOutcome::UsageLimit, RunOutcome::MaxBudget],
     )
-    .fetch_one(&st.store.pool)
     .await?;
     let total = u32::try_from(total).unwrap_or(u32::MAX);
-    let last: Option<LastLimit> = sqlx::query_as(
-        "SELECT status, resets_at, limit_type, utilization, observed_at FROM rate_limits ORDER BY id DESC LIMIT 1",
-    )
-    .fetch_optional(&st.store.pool)
-    .await?;
+    let last = store::rate_limits::last(&mut *st.store.conn().await?).await?;
     Ok(Json(Budget {
         pools,
         running_estimate_usd: snap.running_usd(),
@@ -84,12 +75,12 @@ async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
             advice,
         },
         park_until: snap.park_until.filter(|t| *t > now).map(rfc3339),
-        last_rate_limit: last.map(|(status, resets_at, t, u, at)| RateLimit {
-            status,
-            resets_at: resets_at.map(|s| rfc3339(s * 1000)),
-            rate_limit_type: t,
-            utilization: u,
-            observed_at: rfc3339(at),
+        last_rate_limit: last.map(|l| RateLimit {
+            status: l.status,
+            resets_at: l.resets_at.map(|s| rfc3339(s * 1000)),
+            rate_limit_type: l.limit_type,
+            utilization: l.utilization,
+            observed_at: rfc3339(l.observed_at),
         }),
     }))
 }

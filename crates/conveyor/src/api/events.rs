@@ -11,9 +11,9 @@ use futures_util::Stream;
 use futures_util::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 
-use super::AppState;
+use super::{ApiState, AppState};
 
-pub fn router() -> Router<AppState> {
+pub fn router() -> Router<ApiState> {
     Router::new().route("/api/events", get(events))
 }
 

@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
@@ -16,13 +17,12 @@ use conveyor_api::{
 };
 use serde::Deserialize;
 
-use super::{ApiError, AppState};
-use crate::daemon::{CachedList, LIST_CACHE_TTL};
+use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
 use crate::git;
-use crate::store::{LineRow, StepWithCost, now_ms};
+use crate::store::{self, LineRow, StepWithCost, now_ms};
 
-pub fn router() -> Router<AppState> {
+pub fn router() -> Router<ApiState> {
     Router::new()
         .route("/api/lines", get(list).post(create))
         .route("/api/lines/{id}", get(one).patch(patch))
@@ -97,6 +97,56 @@ fn list_response(
     (headers, body).into_response()
 }
 
+/// `GET /api/lines` answers by query, with the event generation they were made at: the list
+/// is what a UI polls, so answers are cached until the next event (every state change emits
+/// one) or for at most [`LIST_CACHE_TTL`].
+#[derive(Debug, Default)]
+pub(crate) struct ListCache {
+    // std Mutex: never held across an await.
+    answers: std::sync::Mutex<HashMap<String, CachedList>>,
+    /// One recomputation at a time; the others wait and take its answer.
+    refresh: tokio::sync::Mutex<()>,
+}
+
+/// One cached `GET /api/lines` answer: valid while no event happened since and for at most
+/// [`LIST_CACHE_TTL`] (a safety net for writes that emit no event, such as a run's cost).
+#[derive(Debug, Clone)]
+struct CachedList {
+    generation: u64,
+    made: std::time::Instant,
+    body: axum::body::Bytes,
+    /// How many lines the page holds.
+    shown: i64,
+    /// How many lines match the filters, over all pages (`X-Total-Count`).
+    total: i64,
+}
+
+/// How long a cached list answer may live without an event.
+const LIST_CACHE_TTL: std::time::Duration = std::time::Duration::from_millis(1000);
+
+/// The most answers kept (then the cache starts over).
+const LIST_CACHE_MAX: usize = 256;
+
+impl ListCache {
+    /// The answer to `key` made at `generation`, if still fresh: (body, shown, total).
+    fn get(&self, key: &str, generation: u64) -> Option<(axum::body::Bytes, i64, i64)> {
+        self.answers
+            .lock()
+            .expect("cache poisoned")
+            .get(key)
+            .filter(|c| c.generation == generation && c.made.elapsed() < LIST_CACHE_TTL)
+            .map(|c| (c.body.clone(), c.shown, c.total))
+    }
+
+    fn put(&self, key: String, answer: CachedList) {
+        let mut cache = self.answers.lock().expect("cache poisoned");
+        if cache.len() > LIST_CACHE_MAX {
+            cache.clear();
+        }
+        cache.insert(key, answer);
+    }
+}
+
 /// How many journal entries `GET /api/lines/{id}` carries (the newest).
 const JOURNAL_LIMIT: i64 = 500;
 
@@ -109,51 +159,46 @@ const JOURNAL_LIMIT: i64 = 500;
     ))))]
 async fn list(
     State(st): State<AppState>,
+    State(lists): State<Arc<ListCache>>,
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(q) = q?;
-    if let Some(s) = &q.state
-        && LineState::parse(s).is_none()
-    {
-        return Err(ApiError::bad_request(format!("unknown state {s:?}")));
-    }
+    let state = match &q.state {
+        Some(s) => Some(
+            LineState::parse(s)
+                .ok_or_else(|| ApiError::bad_request(format!("unknown state {s:?}")))?,
+        ),
+        None => None,
+    };
     let limit = q
         .limit
         .unwrap_or(LIST_DEFAULT_LIMIT)
         .clamp(1, LIST_MAX_LIMIT);
     let offset = q.offset.unwrap_or(0).max(0);
-    // The list is what a UI polls: answers are cached until the next event (every state change
-    // emits one) or for at most LIST_CACHE_TTL.
     let key = format!("{:?}|{:?}|{limit}|{offset}", q.state, q.project);
-    let cached = |st: &AppState, generation: u64| {
-        st.list_cache
-            .lock()
-            .expect("cache poisoned")
-            .get(&key)
-            .filter(|c| c.generation == generation && c.made.elapsed() < LIST_CACHE_TTL)
-            .map(|c| (c.body.clone(), c.shown, c.total))
-    };
-    if let Some((body, shown, total)) = cached(&st, st.events.generation()) {
+    if let Some((body, shown, total)) = lists.get(&key, st.events.generation()) {
         return Ok(list_response(&q, limit, offset, shown, total, body));
     }
     // Single flight: whoever waited here takes the answer the one before it made.
-    let _flight = st.list_refresh.lock().await;
+    let _flight = lists.refresh.lock().await;
     let generation = st.events.generation();
-    if let Some((body, shown, total)) = cached(&st, generation) {
+    if let Some((body, shown, total)) = lists.get(&key, generation) {
         return Ok(list_response(&q, limit, offset, shown, total, body));
     }
-    let rows = st
-        .store
-        .lines(q.state.as_deref(), q.project.as_deref(), limit, offset)
-        .await?;
-    let total = st
-        .store
-        .count_lines(q.state.as_deref(), q.project.as_deref())
-        .await?;
+    let rows = store::lines::page(
+        &mut *st.store.conn().await?,
+        state,
+        q.project.as_deref(),
+        limit,
+        offset,
+    )
+    .await?;
+    let total =
+        store::lines::count(&mut *st.store.conn().await?, state, q.project.as_deref()).await?;
     let shown = i64::try_from(rows.len()).unwrap_or(i64::MAX);
     let ids: Vec<String> = rows.iter().map(|l| l.id.clone()).collect();
     let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
-    for s in st.store.steps_with_cost_for(&ids).await? {
+    for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &ids).await? {
         steps.entry(s.line_id.clone()).or_default().push(s.to_api());
     }
     let lines: Vec<Line> = rows
@@ -163,11 +208,7 @@ async fn list(
     let body = axum::body::Bytes::from(
         serde_json::to_vec(&lines).map_err(|e| crate::Error::Internal(e.to_string()))?,
     );
-    let mut cache = st.list_cache.lock().expect("cache poisoned");
-    if cache.len() > 256 {
-        cache.clear();
-    }
-    cache.insert(
+    lists.put(
         key,
         CachedList {
             generation,
@@ -177,7 +218,6 @@ async fn list(
             total,
         },
     );
-    drop(cache);
     Ok(list_response(&q, limit, offset, shown, total, body))
 }
 
@@ -191,37 +231,24 @@ async fn create(
     if n.title.trim().is_empty() || n.task.trim().is_empty() {
         return Err(ApiError::bad_request("title and task are required"));
     }
-    if st.store.project(&n.project_id).await?.is_none() {
+    if store::projects::get(&mut *st.store.conn().await?, &n.project_id)
+        .await?
+        .is_none()
+    {
         return Err(ApiError::bad_request(format!(
             "no project {}",
             n.project_id
         )));
     }
-    let id = uuid::Uuid::new_v4().to_string();
-    let now = now_ms();
-    let row = LineRow {
-        branch: format!("line/{id}"),
-        // The session id is assigned now, before the first step.
-        session_id: uuid::Uuid::new_v4().to_string(),
-        id,
-        project_id: n.project_id,
-        title: n.title,
-        task: n.task,
-        priority: i64::from(n.priority.unwrap_or(0)),
-        state: LineState::Queued.as_str().into(),
-        level: None,
-        session_started: false,
-        session_cost: 0.0,
-        worktree: None,
-        checkpoint: None,
-        reason: None,
-        park_until: None,
-        gate_failures: 0,
-        journal_offset: 0,
-        created_at: now,
-        updated_at: now,
-    };
-    st.store.insert_line(&row).await?;
+    // The session id is assigned now, before the first step.
+    let row = LineRow::new(
+        n.project_id,
+        n.title,
+        n.task,
+        n.priority.unwrap_or(0),
+        now_ms(),
+    );
+    store::lines::insert(&mut *st.store.conn().await?, &row).await?;
     st.events.emit(
         EventKind::Line,
         EventBody {
@@ -241,14 +268,11 @@ async fn one(
     State(st): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Json<LineDetail>, ApiError> {
-    let Some(l) = st.store.line(&id).await? else {
+    let Some(l) = store::lines::get(&mut *st.store.conn().await?, &id).await? else {
         return Err(ApiError::not_found(format!("no line {id}")));
     };
-    let steps = st.store.steps_with_cost(&id).await?;
-    let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE line_id = ?")
-        .bind(&id)
-        .fetch_one(&st.store.pool)
-        .await?;
+    let steps = store::steps::with_cost(&mut *st.store.conn().await?, &id).await?;
+    let runs = store::runs::count_of_line(&mut *st.store.conn().await?, &id).await?;
     let budget = LineBudget {
         cost_usd: steps.iter().map(|s| s.cost_usd).sum(),
         runs: u32::try_from(runs).unwrap_or(0),
@@ -261,9 +285,7 @@ async fn one(
             t
         }),
     };
-    let journal = st
-        .store
-        .journal(&id, JOURNAL_LIMIT)
+    let journal = store::journal::recent(&mut *st.store.conn().await?, &id, JOURNAL_LIMIT)
         .await?
         .iter()
         .map(|j| j.to_api())
@@ -281,9 +303,7 @@ async fn diff(
     Path(id): Path<String>,
 ) -> Result<Json<LineDiff>, ApiError> {
     let l = line_or_404(&st, &id).await?;
-    let project = st
-        .store
-        .project(&l.project_id)
+    let project = store::projects::get(&mut *st.store.conn().await?, &l.project_id)
         .await?
         .ok_or_else(|| ApiError::not_found("the line's project is gone"))?;
     let found = git::line_diff(
@@ -307,16 +327,17 @@ async fn diff(
 }
 
 async fn line_or_404(st: &AppState, id: &str) -> Result<LineRow, ApiError> {
-    st.store
-        .line(id)
+    store::lines::get(&mut *st.store.conn().await?, id)
         .await?
         .ok_or_else(|| ApiError::not_found(format!("no line {id}")))
 }
 
 async fn answer_line(st: &AppState, id: &str) -> Result<Json<Line>, ApiError> {
-    Ok(Json(st.store.line_api(id).await?.ok_or_else(|| {
-        ApiError::not_found(format!("no line {id}"))
-    })?))
+    Ok(Json(
+        store::lines::for_api(&mut *st.store.conn().await?, id)
+            .await?
+            .ok_or_else(|| ApiError::not_found(format!("no line {id}")))?,
+    ))
 }
 
 #[utoipa::path(patch, path = "/api/lines/{id}", request_body = LinePatch, responses((status = 200, body = Line)))]
@@ -327,12 +348,7 @@ async fn patch(
 ) -> Result<Json<Line>, ApiError> {
     let Json(p) = body?;
     line_or_404(&st, &id).await?;
-    sqlx::query("UPDATE lines SET priority = ?, updated_at = ? WHERE id = ?")
-        .bind(i64::from(p.priority))
-        .bind(now_ms())
-        .bind(&id)
-        .execute(&st.store.pool)
-        .await?;
+    store::lines::set_priority(&mut *st.store.conn().await?, &id, p.priority).await?;
     st.events.emit(
         EventKind::Line,
         EventBody {
@@ -352,15 +368,13 @@ async fn accept(
     Path(id): Path<String>,
 ) -> Result<Json<Line>, ApiError> {
     let l = line_or_404(&st, &id).await?;
-    if l.state() != LineState::AwaitingAcceptance {
+    if l.state != LineState::AwaitingAcceptance {
         return Err(ApiError::conflict(
             "invalid_state",
-            format!("the line is {}, not awaiting_acceptance", l.state),
+            format!("the line is {}, not awaiting_acceptance", l.state.as_str()),
         ));
     }
-    let project = st
-        .store
-        .project(&l.project_id)
+    let project = store::projects::get(&mut *st.store.conn().await?, &l.project_id)
         .await?
         .ok_or_else(|| ApiError::not_found("the line's project is gone"))?;
     let repo = PathBuf::from(&project.repo_path);
@@ -377,10 +391,7 @@ async fn accept(
         }
     }
     git::remove_worktree(&st.locks, &repo, &st.worktree_path(&id), &l.branch).await?;
-    sqlx::query("UPDATE lines SET worktree = NULL WHERE id = ?")
-        .bind(&id)
-        .execute(&st.store.pool)
-        .await?;
+    store::lines::clear_worktree(&mut *st.store.conn().await?, &id).await?;
     st.set_line_state(&id, LineState::Accepted, None, None)
         .await?;
     answer_line(&st, &id).await
@@ -398,29 +409,31 @@ async fn remarks(
     }
     let l = line_or_404(&st, &id).await?;
     if !matches!(
-        l.state(),
+        l.state,
         LineState::AwaitingAcceptance | LineState::NeedsHuman | LineState::Blocked
     ) {
         return Err(ApiError::conflict(
             "invalid_state",
             format!(
                 "remarks go to a finished or stopped line; this one is {}",
-                l.state
+                l.state.as_str()
             ),
         ));
     }
     // Steps that failed are closed: the remarks step carries on from the checkpoint.
-    sqlx::query("UPDATE steps SET state = 'cancelled' WHERE line_id = ? AND state IN ('failed', 'pending', 'interrupted')")
-        .bind(&id)
-        .execute(&st.store.pool)
-        .await?;
-    st.store
-        .add_step(&id, StepKind::Remarks, "Anton's remarks", &r.text, &[])
-        .await?;
-    sqlx::query("UPDATE lines SET gate_failures = 0 WHERE id = ?")
-        .bind(&id)
-        .execute(&st.store.pool)
-        .await?;
+    let mut tx = st.store.begin().await?;
+    store::steps::cancel_open(&mut tx, &id).await?;
+    store::steps::add(
+        &mut tx,
+        &id,
+        StepKind::Remarks,
+        "Anton's remarks",
+        &r.text,
+        &[],
+    )
+    .await?;
+    store::lines::set_gate_failures(&mut tx, &id, 0).await?;
+    tx.commit().await?;
     st.set_line_state(&id, LineState::Queued, None, None)
         .await?;
     st.wake.notify_one();
@@ -433,16 +446,14 @@ async fn cancel(
     Path(id): Path<String>,
 ) -> Result<Json<Line>, ApiError> {
     let l = line_or_404(&st, &id).await?;
-    if matches!(l.state(), LineState::Accepted | LineState::Cancelled) {
+    if matches!(l.state, LineState::Accepted | LineState::Cancelled) {
         return Err(ApiError::conflict(
             "invalid_state",
-            format!("the line is already {}", l.state),
+            format!("the line is already {}", l.state.as_str()),
         ));
     }
     st.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
         .await?;
-    if let Some(t) = st.running.lock().expect("running map poisoned").get(&id) {
-        t.cancel();
-    }
+    st.cancel_run(&id);
     answer_line(&st, &id).await
 }

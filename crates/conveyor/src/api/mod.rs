@@ -11,7 +11,7 @@ mod review;
 
 use std::sync::Arc;
 
-use axum::extract::{Request, State};
+use axum::extract::{FromRef, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::get;
@@ -19,13 +19,37 @@ use axum::{Json, Router};
 
 pub use error::ApiError;
 
-use crate::daemon::Shared;
+use crate::state::Shared;
 
-/// The state every handler gets.
-pub type AppState = Arc<Shared>;
+/// The daemon's shared state, as most handlers take it.
+pub(crate) type AppState = Arc<Shared>;
 
-/// The whole API.
-pub fn app(state: AppState) -> Router {
+/// The router's state: the daemon's shared state, and what only the API keeps (the cache of
+/// list answers). Each handler takes just the part it needs (axum's `FromRef`).
+#[derive(Clone)]
+pub(crate) struct ApiState {
+    shared: AppState,
+    lists: Arc<lines::ListCache>,
+}
+
+impl FromRef<ApiState> for AppState {
+    fn from_ref(s: &ApiState) -> AppState {
+        s.shared.clone()
+    }
+}
+
+impl FromRef<ApiState> for Arc<lines::ListCache> {
+    fn from_ref(s: &ApiState) -> Arc<lines::ListCache> {
+        s.lists.clone()
+    }
+}
+
+/// The whole API over the daemon's shared state.
+pub fn app(shared: Arc<Shared>) -> Router {
+    let state = ApiState {
+        shared,
+        lists: Arc::default(),
+    };
     let protected = Router::new()
         .merge(projects::router())
         .merge(lines::router())

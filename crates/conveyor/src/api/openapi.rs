@@ -4,7 +4,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use utoipa::OpenApi;
 
-use super::AppState;
+use super::ApiState;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -32,7 +32,7 @@ use super::AppState;
 )]
 pub struct ApiDoc;
 
-pub fn router() -> Router<AppState> {
+pub fn router() -> Router<ApiState> {
     Router::new().route(
         "/api/openapi.json",
         get(|| async { Json(ApiDoc::openapi()) }),

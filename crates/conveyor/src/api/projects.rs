@@ -9,20 +9,19 @@ use axum::routing::get;
 use axum::{Json, Router};
 use conveyor_api::{EventKind, NewProject, Project};
 
-use super::{ApiError, AppState};
+use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
 use crate::git;
-use crate::store::{ProjectRow, now_ms};
+use crate::store::{self, ProjectRow, now_ms};
 
-pub fn router() -> Router<AppState> {
+pub fn router() -> Router<ApiState> {
     Router::new().route("/api/projects", get(list).post(create))
 }
 
 #[utoipa::path(get, path = "/api/projects", responses((status = 200, body = Vec<Project>)))]
 async fn list(State(st): State<AppState>) -> Result<Json<Vec<Project>>, ApiError> {
     Ok(Json(
-        st.store
-            .projects()
+        store::projects::all(&mut *st.store.conn().await?)
             .await?
             .iter()
             .map(ProjectRow::to_api)
@@ -58,8 +57,8 @@ async fn create(
         main_branch: main,
         created_at: now_ms(),
     };
-    if let Err(e) = st.store.insert_project(&row).await {
-        if matches!(&e, crate::Error::Db(sqlx::Error::Database(d)) if d.is_unique_violation()) {
+    if let Err(e) = store::projects::insert(&mut *st.store.conn().await?, &row).await {
+        if store::projects::is_unique_violation(&e) {
             return Err(ApiError::conflict(
                 "exists",
                 format!("a project named {} exists", row.name),

@@ -6,11 +6,11 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{Answer, EventKind, Question, Review, ReviewProject};
 
-use super::{ApiError, AppState};
+use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
-use crate::store::{JournalRow, QUESTION_SELECT, QuestionRow, now_ms};
+use crate::store::{self, QuestionRow};
 
-pub fn router() -> Router<AppState> {
+pub fn router() -> Router<ApiState> {
     Router::new()
         .route("/api/review", get(review))
         .route("/api/questions/{id}/answer", post(answer))
@@ -20,23 +20,9 @@ pub fn router() -> Router<AppState> {
 /// questions stay listed (as answered) until their line is accepted or cancelled.
 #[utoipa::path(get, path = "/api/review", responses((status = 200, body = Review)))]
 async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
-    let projects = st.store.projects().await?;
-    let questions: Vec<QuestionRow> = sqlx::query_as(&format!(
-        "{QUESTION_SELECT} WHERE q.status IN ('unvalidated', 'validated', 'answered') AND l.state NOT IN ('accepted', 'cancelled') ORDER BY q.created_at"
-    ))
-    .fetch_all(&st.store.pool)
-    .await?;
-    let decided: Vec<(String, JournalRow)> = sqlx::query_as::<_, JournalRowWithProject>(
-        "SELECT l.project_id, j.id, j.line_id, j.step_id, j.kind, j.text, j.options, j.default_opt,
-            j.why, j.reversible, j.expensive, j.valid, j.error, j.raw, j.created_at
-         FROM journal j JOIN lines l ON l.id = j.line_id
-         WHERE j.kind = 'decided' AND l.state NOT IN ('accepted', 'cancelled') ORDER BY j.id",
-    )
-    .fetch_all(&st.store.pool)
-    .await?
-    .into_iter()
-    .map(|r| (r.project_id.clone(), r.into_row()))
-    .collect();
+    let projects = store::projects::all(&mut *st.store.conn().await?).await?;
+    let questions = store::questions::for_review(&mut *st.store.conn().await?).await?;
+    let decided = store::journal::decided_of_open_lines(&mut *st.store.conn().await?).await?;
     let mut out = Vec::new();
     for p in projects {
         let mine: Vec<Question> = questions
@@ -74,46 +60,6 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
     Ok(Json(Review { projects: out }))
 }
 
-#[derive(sqlx::FromRow)]
-struct JournalRowWithProject {
-    project_id: String,
-    id: i64,
-    line_id: String,
-    step_id: Option<String>,
-    kind: Option<String>,
-    text: Option<String>,
-    options: String,
-    default_opt: Option<String>,
-    why: Option<String>,
-    reversible: Option<bool>,
-    expensive: Option<bool>,
-    valid: bool,
-    error: Option<String>,
-    raw: String,
-    created_at: i64,
-}
-
-impl JournalRowWithProject {
-    fn into_row(self) -> JournalRow {
-        JournalRow {
-            id: self.id,
-            line_id: self.line_id,
-            step_id: self.step_id,
-            kind: self.kind,
-            text: self.text,
-            options: self.options,
-            default_opt: self.default_opt,
-            why: self.why,
-            reversible: self.reversible,
-            expensive: self.expensive,
-            valid: self.valid,
-            error: self.error,
-            raw: self.raw,
-            created_at: self.created_at,
-        }
-    }
-}
-
 /// Records Anton's answer; the line's next step carries it to the agent in the same session.
 #[utoipa::path(post, path = "/api/questions/{id}/answer", request_body = Answer,
     responses((status = 200, body = Question), (status = 400, body = conveyor_api::ApiErrorBody)))]
@@ -123,16 +69,12 @@ async fn answer(
     body: Result<Json<Answer>, JsonRejection>,
 ) -> Result<Json<Question>, ApiError> {
     let Json(a) = body?;
-    let q: Option<QuestionRow> = sqlx::query_as(&format!("{QUESTION_SELECT} WHERE q.id = ?"))
-        .bind(&id)
-        .fetch_optional(&st.store.pool)
-        .await?;
-    let Some(q) = q else {
+    let Some(q) = store::questions::get(&mut *st.store.conn().await?, &id).await? else {
         return Err(ApiError::not_found(format!("no question {id}")));
     };
     let text = match (&a.option, &a.text) {
         (Some(o), None) => {
-            let options: Vec<String> = serde_json::from_str(&q.options).unwrap_or_default();
+            let options = q.options();
             if !options.contains(o) {
                 return Err(ApiError::bad_request(format!(
                     "{o:?} is not one of {options:?}"
@@ -143,12 +85,7 @@ async fn answer(
         (None, Some(t)) if !t.trim().is_empty() => t.clone(),
         _ => return Err(ApiError::bad_request("give exactly one of option or text")),
     };
-    sqlx::query("UPDATE questions SET status = 'answered', answer = ?, answered_at = ?, delivered = 0 WHERE id = ?")
-        .bind(&text)
-        .bind(now_ms())
-        .bind(&id)
-        .execute(&st.store.pool)
-        .await?;
+    store::questions::answer(&mut *st.store.conn().await?, &id, &text).await?;
     st.events.emit(
         EventKind::Question,
         EventBody {
@@ -158,9 +95,8 @@ async fn answer(
             ..EventBody::default()
         },
     );
-    let q: QuestionRow = sqlx::query_as(&format!("{QUESTION_SELECT} WHERE q.id = ?"))
-        .bind(&id)
-        .fetch_one(&st.store.pool)
-        .await?;
+    let q = store::questions::get(&mut *st.store.conn().await?, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no question {id}")))?;
     Ok(Json(q.to_api()))
 }

@@ -12,9 +12,6 @@ mod report;
 
 use std::collections::HashMap;
 
-use conveyor_api::StepKind;
-use sqlx::SqlitePool;
-
 pub use estimate::{Estimate, quantile};
 pub use policy::{
     Decision, Outcome, Policy, Pool, Reserve, Run, ServerView, ServerWindow, Snapshot,
@@ -23,6 +20,7 @@ pub use report::render;
 
 use crate::Result;
 use crate::config::BudgetConfig;
+use crate::store::{self, Store};
 
 /// Runs kept for history beyond the pools' spans (every kind's last `history_runs` is well
 /// inside this).
@@ -33,9 +31,6 @@ const HISTORY_ROWS: i64 = 5000;
 pub struct Budget {
     pub policy: Policy,
 }
-
-/// kind, project, step, cost, finished_at, outcome.
-type RunRow = (String, String, String, f64, i64, String);
 
 impl Budget {
     pub fn new(cfg: BudgetConfig) -> Budget {
@@ -52,123 +47,96 @@ impl Budget {
     /// Database errors.
     pub async fn snapshot(
         &self,
-        pool: &SqlitePool,
+        db: &Store,
         now_ms: i64,
         admitted: &HashMap<String, f64>,
     ) -> Result<Snapshot> {
         // The longest pool: the monthly credit (at most 31 days) or the week.
         let since = now_ms - 32 * policy::DAY_MS;
-        let rows: Vec<RunRow> = sqlx::query_as(
-            "SELECT r.kind, l.project_id, r.step_id, r.cost_usd, r.finished_at, r.outcome
-             FROM runs r JOIN lines l ON l.id = r.line_id
-             WHERE r.finished_at IS NOT NULL AND r.outcome != 'running'
-               AND (r.finished_at >= ?1 OR r.id > (SELECT COALESCE(MAX(id), 0) FROM runs) - ?2)
-             ORDER BY r.finished_at, r.id",
-        )
-        .bind(since)
-        .bind(HISTORY_ROWS)
-        .fetch_all(pool)
-        .await?;
-        let runs: Vec<Run> = rows
+        let runs: Vec<Run> = store::runs::history(&mut *db.conn().await?, since, HISTORY_ROWS)
+            .await?
             .into_iter()
-            .filter_map(|(kind, project, step_id, cost, at, outcome)| {
-                Some(Run {
-                    kind: StepKind::parse(&kind)?,
-                    project,
-                    step_id,
-                    cost_usd: cost,
-                    finished_ms: at,
-                    outcome: Outcome::of(&outcome),
-                })
+            .map(|r| Run {
+                kind: r.kind,
+                project: r.project_id,
+                step_id: r.step_id,
+                cost_usd: r.cost_usd,
+                finished_ms: r.finished_ms,
+                outcome: Outcome::of(r.outcome.as_str()),
             })
             .collect();
-        let recorded: Vec<(String, f64, String, String)> = sqlx::query_as(
-            "SELECT r.line_id, r.estimate_usd, r.kind, l.project_id
-             FROM runs r JOIN lines l ON l.id = r.line_id WHERE r.outcome = 'running'",
-        )
-        .fetch_all(pool)
-        .await?;
-        let mut running: Vec<Reserve> = recorded
+        let mut running: Vec<Reserve> = store::runs::claims(&mut *db.conn().await?)
+            .await?
             .into_iter()
-            .filter(|(line, ..)| !admitted.contains_key(line))
-            .map(|(_, e, kind, project)| match StepKind::parse(&kind) {
-                Some(kind) => self.policy.reserve(&runs, kind, &project, e, 0.0),
-                None => Reserve::fixed(e),
+            .filter(|c| !admitted.contains_key(&c.line_id))
+            .map(|c| {
+                self.policy
+                    .reserve(&runs, c.kind, &c.project_id, c.estimate_usd, 0.0)
             })
             .collect();
         // Admitted lines whose run is not recorded yet: by their estimate alone.
         running.extend(admitted.values().map(|e| Reserve::fixed(*e)));
-        let server = last_server_view(pool).await?;
-        let park: Option<String> =
-            sqlx::query_scalar("SELECT value FROM account WHERE key = 'park_until'")
-                .fetch_optional(pool)
-                .await?;
+        let server = store::rate_limits::last(&mut *db.conn().await?)
+            .await?
+            .map(server_view);
         Ok(Snapshot {
             now_ms,
             runs,
             running,
             server,
-            park_until: park.and_then(|v| v.parse().ok()),
+            park_until: store::account::park_until(&mut *db.conn().await?).await?,
         })
     }
 }
 
-/// observed_at, status, resets_at (s), limit_type, utilization, raw.
-type LimitRow = (
-    i64,
-    String,
-    Option<i64>,
-    Option<String>,
-    Option<f64>,
-    String,
-);
-
-/// The last `rate_limit_event`, with both windows' utilisation read from its raw JSON.
-async fn last_server_view(pool: &SqlitePool) -> Result<Option<ServerView>> {
-    let row: Option<LimitRow> = sqlx::query_as(
-        "SELECT observed_at, status, resets_at, limit_type, utilization, raw
-         FROM rate_limits ORDER BY id DESC LIMIT 1",
-    )
-    .fetch_optional(pool)
-    .await?;
-    Ok(row.map(|(at, status, resets, limit_type, util, raw)| {
-        let v: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
-        let info = v.get("rate_limit_info").unwrap_or(&v);
-        let windows = info.get("unifiedWindows");
-        let window = |key: &str| -> Option<ServerWindow> {
-            let from_raw = windows.and_then(|w| w.get(key)).and_then(|w| {
-                Some(ServerWindow {
-                    utilization: w.get("utilization")?.as_f64()?,
-                    resets_at_ms: w
-                        .get("resetsAt")
-                        .and_then(serde_json::Value::as_i64)
-                        .map(|s| s * 1000),
-                })
-            });
-            from_raw.or_else(|| {
-                (limit_type.as_deref() == Some(key))
-                    .then_some(())
-                    .and(util)
-                    .map(|u| ServerWindow {
-                        utilization: u,
-                        resets_at_ms: resets.map(|s| s * 1000),
-                    })
+/// The server's view from its last `rate_limit_event`, with both windows' utilisation read
+/// from the raw JSON.
+fn server_view(row: store::rate_limits::RateLimitRow) -> ServerView {
+    let store::rate_limits::RateLimitRow {
+        observed_at: at,
+        status,
+        resets_at: resets,
+        limit_type,
+        utilization: util,
+        raw,
+    } = row;
+    let v: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
+    let info = v.get("rate_limit_info").unwrap_or(&v);
+    let windows = info.get("unifiedWindows");
+    let window = |key: &str| -> Option<ServerWindow> {
+        let from_raw = windows.and_then(|w| w.get(key)).and_then(|w| {
+            Some(ServerWindow {
+                utilization: w.get("utilization")?.as_f64()?,
+                resets_at_ms: w
+                    .get("resetsAt")
+                    .and_then(serde_json::Value::as_i64)
+                    .map(|s| s * 1000),
             })
-        };
-        ServerView {
-            observed_ms: at,
-            rejected: status == "rejected",
-            resets_at_ms: resets.map(|s| s * 1000),
-            window: window("five_hour"),
-            weekly: window("seven_day"),
-        }
-    }))
+        });
+        from_raw.or_else(|| {
+            (limit_type.as_deref() == Some(key))
+                .then_some(())
+                .and(util)
+                .map(|u| ServerWindow {
+                    utilization: u,
+                    resets_at_ms: resets.map(|s| s * 1000),
+                })
+        })
+    };
+    ServerView {
+        observed_ms: at,
+        rejected: status == "rejected",
+        resets_at_ms: resets.map(|s| s * 1000),
+        window: window("five_hour"),
+        weekly: window("seven_day"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::{Store, testing};
+    use crate::store::testing;
+    use conveyor_api::StepKind;
 
     const MIN: i64 = 60_000;
     const NOW: i64 = 1_800_000_000_000;
@@ -183,17 +151,16 @@ mod tests {
         outcome: &str,
     ) -> String {
         let line = testing::line(store, p, &uuid::Uuid::new_v4().to_string(), 0, "running").await;
-        let step = store.add_step(&line, kind, "s", "t", &[]).await.unwrap();
-        let run = testing::run(store, &step.id, &line).await;
-        sqlx::query("UPDATE runs SET kind = ?, outcome = ?, cost_usd = ?, finished_at = ?, estimate_usd = 2.0 WHERE id = ?")
-            .bind(kind.as_str())
-            .bind(outcome)
-            .bind(cost)
-            .bind(at)
-            .bind(run)
-            .execute(&store.pool)
+        let step = store::steps::add(&mut store.conn().await.unwrap(), &line, kind, "s", "t", &[])
             .await
             .unwrap();
+        let run = testing::run(store, &step.id, &line).await;
+        testing::end_run(store, run, kind.as_str(), outcome, cost, at).await;
+        testing::exec(
+            store,
+            &format!("UPDATE runs SET estimate_usd = 2.0 WHERE id = {run}"),
+        )
+        .await;
         step.id
     }
 
@@ -212,30 +179,38 @@ mod tests {
         .await;
         // One still running, with its estimate.
         let line = testing::line(&store, "r", "busy", 0, "running").await;
-        let step = store
-            .add_step(&line, StepKind::Fixer, "s", "t", &[])
-            .await
-            .unwrap();
-        let r = testing::run(&store, &step.id, &line).await;
-        sqlx::query("UPDATE runs SET estimate_usd = 1.25 WHERE id = ?")
-            .bind(r)
-            .execute(&store.pool)
-            .await
-            .unwrap();
-        let raw = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1800003600,"rateLimitType":"five_hour","unifiedWindows":{"five_hour":{"utilization":0.31,"resetsAt":1800003600},"seven_day":{"utilization":0.12,"resetsAt":1800300000}}}}"#;
-        sqlx::query(
-            "INSERT INTO rate_limits (run_id, observed_at, status, resets_at, limit_type, utilization, raw)
-             VALUES (NULL, ?, 'allowed', 1800003600, 'five_hour', 0.31, ?)",
+        let step = store::steps::add(
+            &mut store.conn().await.unwrap(),
+            &line,
+            StepKind::Fixer,
+            "s",
+            "t",
+            &[],
         )
-        .bind(NOW - MIN)
-        .bind(raw)
-        .execute(&store.pool)
         .await
         .unwrap();
-        store.set_account_park_until(NOW + 7 * MIN).await.unwrap();
+        let r = testing::run(&store, &step.id, &line).await;
+        testing::exec(
+            &store,
+            &format!("UPDATE runs SET estimate_usd = 1.25 WHERE id = {r}"),
+        )
+        .await;
+        let raw = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1800003600,"rateLimitType":"five_hour","unifiedWindows":{"five_hour":{"utilization":0.31,"resetsAt":1800003600},"seven_day":{"utilization":0.12,"resetsAt":1800300000}}}}"#;
+        testing::exec(
+            &store,
+            &format!(
+                "INSERT INTO rate_limits (run_id, observed_at, status, resets_at, limit_type, utilization, raw)
+                 VALUES (NULL, {}, 'allowed', 1800003600, 'five_hour', 0.31, '{raw}')",
+                NOW - MIN
+            ),
+        )
+        .await;
+        store::account::set_park_until(&mut store.conn().await.unwrap(), NOW + 7 * MIN)
+            .await
+            .unwrap();
 
         let b = Budget::new(BudgetConfig::default());
-        let s = b.snapshot(&store.pool, NOW, &HashMap::new()).await.unwrap();
+        let s = b.snapshot(&store, NOW, &HashMap::new()).await.unwrap();
         assert_eq!(s.runs.len(), 2);
         assert_eq!(s.runs[0].kind, StepKind::Executor);
         assert_eq!(s.runs[0].project, "p");
@@ -261,7 +236,7 @@ mod tests {
         // A line admitted but not yet recorded counts with its admitted estimate; an admitted
         // line's recorded run is not counted twice.
         let admitted = HashMap::from([(line.clone(), 2.0), ("new".to_string(), 0.5)]);
-        let s = b.snapshot(&store.pool, NOW, &admitted).await.unwrap();
+        let s = b.snapshot(&store, NOW, &admitted).await.unwrap();
         let mut r: Vec<f64> = s.running.iter().map(|r| r.estimate_usd).collect();
         r.sort_by(f64::total_cmp);
         assert_eq!(r, [0.5, 2.0]);

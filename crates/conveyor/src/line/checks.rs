@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Result;
 use crate::config::Check;
-use crate::daemon::Shared;
 use crate::exec::{self, Spec};
+use crate::state::Shared;
 
 use super::give_to_agent;
 

@@ -11,9 +11,9 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Result;
 use crate::config::{Check, Checklist};
-use crate::daemon::Shared;
 use crate::git::{self, MergeOutcome};
-use crate::store::LineRow;
+use crate::state::Shared;
+use crate::store::{self, LineRow};
 
 use super::GATE_ROUNDS;
 use super::checks::run_checks;
@@ -31,9 +31,7 @@ async fn checklist(
     sh: &Shared,
     line: &LineRow,
 ) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {
-    let project = sh
-        .store
-        .project(&line.project_id)
+    let project = store::projects::get(&mut *sh.store.conn().await?, &line.project_id)
         .await?
         .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
     let repo = PathBuf::from(&project.repo_path);
@@ -51,11 +49,7 @@ async fn checklist(
 /// A red gate or merge: a fixer step with what failed, or Anton after three in a row.
 async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
     let failures = line.gate_failures + 1;
-    sqlx::query("UPDATE lines SET gate_failures = ? WHERE id = ?")
-        .bind(failures)
-        .bind(&line.id)
-        .execute(&sh.store.pool)
-        .await?;
+    store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, failures).await?;
     if failures >= GATE_ROUNDS {
         return sh
             .set_line_state(
@@ -68,15 +62,15 @@ async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
             )
             .await;
     }
-    sh.store
-        .add_step(
-            &line.id,
-            StepKind::Fixer,
-            "fix what the gate found",
-            &format!("The line's gate failed. Make it pass:\n{what}"),
-            &[],
-        )
-        .await?;
+    store::steps::add(
+        &mut *sh.store.conn().await?,
+        &line.id,
+        StepKind::Fixer,
+        "fix what the gate found",
+        &format!("The line's gate failed. Make it pass:\n{what}"),
+        &[],
+    )
+    .await?;
     sh.set_line_state(&line.id, LineState::Fixing, Some(what), None)
         .await
 }
@@ -114,11 +108,8 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
             full |= touched.iter().any(|p| set.is_match(p));
         }
     }
-    if full && line.level.as_deref() != Some(Level::Full.as_str()) {
-        sqlx::query("UPDATE lines SET level = 'full' WHERE id = ?")
-            .bind(&line.id)
-            .execute(&sh.store.pool)
-            .await?;
+    if full && line.level != Some(Level::Full) {
+        store::lines::set_level(&mut *sh.store.conn().await?, &line.id, Level::Full).await?;
     }
     let mut checks: Vec<Check> = Vec::new();
     if let Some(r) = &list.regression {
@@ -142,7 +133,9 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
     }
     sh.set_line_state(&line.id, LineState::Merging, None, None)
         .await?;
-    let fresh = sh.store.line(&line.id).await?.expect("line exists");
+    let fresh = store::lines::get(&mut *sh.store.conn().await?, &line.id)
+        .await?
+        .expect("line exists");
     merge(sh, &fresh, cancel).await
 }
 
@@ -177,10 +170,7 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
     }
     match out {
         MergeOutcome::Merged { .. } | MergeOutcome::AlreadyMerged => {
-            sqlx::query("UPDATE lines SET gate_failures = 0 WHERE id = ?")
-                .bind(&line.id)
-                .execute(&sh.store.pool)
-                .await?;
+            store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, 0).await?;
             // Deploy, health-check and rollback come in their own issue: no deploy → skip it.
             sh.set_line_state(&line.id, LineState::AwaitingAcceptance, None, None)
                 .await

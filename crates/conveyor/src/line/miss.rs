@@ -8,10 +8,11 @@ use std::path::Path;
 use conveyor_api::{EventKind, LineState, StepState};
 
 use crate::Result;
-use crate::daemon::Shared;
 use crate::events::EventBody;
 use crate::git;
-use crate::store::{LineRow, StepRow, now_ms, rfc3339};
+use crate::state::Shared;
+use crate::store::runs::{self, RunOutcome};
+use crate::store::{self, LineRow, StepRow, now_ms, rfc3339};
 
 use super::finish::stop_line;
 
@@ -30,7 +31,7 @@ pub(super) async fn usage_limit_hit(
         || now_ms() + i64::try_from(sh.cfg.limit_retry_secs).unwrap_or(900) * 1000,
         |s| s * 1000,
     );
-    sh.store.set_account_park_until(until).await?;
+    store::account::set_park_until(&mut *sh.store.conn().await?, until).await?;
     missed(
         sh,
         line,
@@ -62,11 +63,11 @@ pub(super) async fn budget_cap_hit(
     (worktree, checkpoint): (&Path, &str),
     message: &str,
 ) -> Result<()> {
-    let misses: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs WHERE step_id = ? AND outcome = 'max_budget'",
+    let misses = runs::count_of_step(
+        &mut *sh.store.conn().await?,
+        &step.id,
+        &[RunOutcome::MaxBudget],
     )
-    .bind(&step.id)
-    .fetch_one(&sh.store.pool)
     .await?;
     if misses >= CAP_MISSES {
         let reason = format!(
@@ -112,11 +113,14 @@ async fn missed(
     miss: Miss<'_>,
 ) -> Result<()> {
     git::reset_to(worktree, checkpoint).await?;
-    sqlx::query("UPDATE steps SET state = 'pending', rolled_back = ? WHERE id = ?")
-        .bind(miss.rolled_back)
-        .bind(&step.id)
-        .execute(&sh.store.pool)
-        .await?;
+    store::steps::roll_back(
+        &mut *sh.store.conn().await?,
+        &step.id,
+        StepState::Pending,
+        miss.rolled_back,
+        None,
+    )
+    .await?;
     sh.set_step_state(
         &line.id,
         &step.id,

@@ -19,25 +19,25 @@ use std::path::{Path, PathBuf};
 use conveyor_api::{EventKind, LineState, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
-use crate::daemon::Shared;
 use crate::events::EventBody;
 use crate::exec;
 use crate::git;
-use crate::store::{LineRow, StepRow, now_ms};
+use crate::state::Shared;
+use crate::store::{self, LineRow, StepRow};
 use crate::{Result, journal};
 
 use gate::{gate, merge};
 use step::run_step;
 
 /// Runs of one step attempt that may switch between `--session-id` and `--resume`.
-pub const SESSION_TRIES: usize = 3;
+pub(crate) const SESSION_TRIES: usize = 3;
 
 /// Gate failures in a row before a line needs Anton.
-pub const GATE_ROUNDS: i64 = 3;
+pub(crate) const GATE_ROUNDS: i64 = 3;
 
 /// What a line needs next.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Action {
+pub(crate) enum Action {
     /// Run this step (the budget is asked first).
     Step {
         kind: StepKind,
@@ -50,7 +50,7 @@ pub enum Action {
 }
 
 /// States in which the daemon (not Anton) moves the line on.
-pub const ACTIVE: [LineState; 7] = [
+pub(crate) const ACTIVE: [LineState; 7] = [
     LineState::Queued,
     LineState::Planning,
     LineState::Running,
@@ -61,7 +61,7 @@ pub const ACTIVE: [LineState; 7] = [
 ];
 
 /// States in which a line holds its project (one line per project at a time).
-pub const HOLDING: [LineState; 8] = [
+pub(crate) const HOLDING: [LineState; 8] = [
     LineState::Planning,
     LineState::Running,
     LineState::WaitingBudget,
@@ -75,19 +75,19 @@ pub const HOLDING: [LineState; 8] = [
 fn next_step(steps: &[StepRow]) -> Option<&StepRow> {
     steps
         .iter()
-        .find(|s| matches!(s.state(), StepState::Pending | StepState::Interrupted))
+        .find(|s| matches!(s.state, StepState::Pending | StepState::Interrupted))
 }
 
 /// What the line needs next.
 ///
 /// # Errors
 /// Database errors.
-pub async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
-    Ok(match line.state() {
+pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
+    Ok(match line.state {
         LineState::Gate => Action::Gate,
         LineState::Merging => Action::Merge,
         s if ACTIVE.contains(&s) => {
-            let steps = sh.store.steps(&line.id).await?;
+            let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
             if steps.is_empty() {
                 Action::Step {
                     kind: StepKind::Planner,
@@ -95,10 +95,10 @@ pub async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
                 }
             } else if let Some(s) = next_step(&steps) {
                 Action::Step {
-                    kind: s.kind(),
+                    kind: s.kind,
                     step: Some(s.id.clone()),
                 }
-            } else if steps.iter().any(|s| s.state() == StepState::Failed) {
+            } else if steps.iter().any(|s| s.state == StepState::Failed) {
                 Action::Nothing
             } else {
                 Action::Gate
@@ -112,13 +112,13 @@ pub async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
 ///
 /// # Errors
 /// Database errors; everything else ends in a line state with a reason.
-pub async fn advance(
+pub(crate) async fn advance(
     sh: &Shared,
     line_id: &str,
     estimate: f64,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    let Some(line) = sh.store.line(line_id).await? else {
+    let Some(line) = store::lines::get(&mut *sh.store.conn().await?, line_id).await? else {
         return Ok(());
     };
     let action = next_action(sh, &line).await?;
@@ -140,12 +140,18 @@ pub async fn advance(
     };
     match action {
         Action::Step { .. } => {
-            let mut steps = sh.store.steps(line_id).await?;
+            let mut steps = store::steps::of_line(&mut *sh.store.conn().await?, line_id).await?;
             if steps.is_empty() {
-                sh.store
-                    .add_step(line_id, StepKind::Planner, "plan", &line.task, &[])
-                    .await?;
-                steps = sh.store.steps(line_id).await?;
+                store::steps::add(
+                    &mut *sh.store.conn().await?,
+                    line_id,
+                    StepKind::Planner,
+                    "plan",
+                    &line.task,
+                    &[],
+                )
+                .await?;
+                steps = store::steps::of_line(&mut *sh.store.conn().await?, line_id).await?;
             }
             if let Some(step) = next_step(&steps).cloned() {
                 run_step(sh, &line, &step, estimate, cancel).await?;
@@ -164,9 +170,7 @@ async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
     if line.worktree.is_some() && path.join(".git").exists() {
         return Ok(line.clone());
     }
-    let project = sh
-        .store
-        .project(&line.project_id)
+    let project = store::projects::get(&mut *sh.store.conn().await?, &line.project_id)
         .await?
         .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
     let repo = PathBuf::from(&project.repo_path);
@@ -177,16 +181,18 @@ async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
         .trim()
         .to_string();
     let checkpoint = line.checkpoint.clone().unwrap_or(head);
-    sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ?, updated_at = ? WHERE id = ?")
-        .bind(path.to_string_lossy().into_owned())
-        .bind(&checkpoint)
-        .bind(now_ms())
-        .bind(&line.id)
-        .execute(&sh.store.pool)
-        .await?;
+    store::lines::set_worktree(
+        &mut *sh.store.conn().await?,
+        &line.id,
+        &path,
+        Some(&checkpoint),
+    )
+    .await?;
     std::fs::create_dir_all(sh.line_dir(&line.id))
         .map_err(|e| crate::Error::io(sh.line_dir(&line.id), e))?;
-    Ok(sh.store.line(&line.id).await?.expect("line exists"))
+    Ok(store::lines::get(&mut *sh.store.conn().await?, &line.id)
+        .await?
+        .expect("line exists"))
 }
 
 /// With `root_mode = { user = … }`: gives the line's folder (plan, journal, hook scripts and
@@ -214,7 +220,7 @@ fn plan_path(sh: &Shared, line_id: &str) -> PathBuf {
 /// Database or file errors.
 pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -> Result<()> {
     let got = journal::ingest(
-        &sh.store.pool,
+        &sh.store,
         line_id,
         step_id,
         &journal_path(sh, line_id),
@@ -248,5 +254,8 @@ pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -
 }
 
 async fn is_cancelled(sh: &Shared, line_id: &str) -> Result<bool> {
-    Ok(sh.store.line(line_id).await?.map(|l| l.state()) == Some(LineState::Cancelled))
+    Ok(
+        store::lines::state_of(&mut *sh.store.conn().await?, line_id).await?
+            == Some(LineState::Cancelled),
+    )
 }

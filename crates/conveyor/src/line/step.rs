@@ -11,14 +11,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::claude::{self, Invocation, Verdict};
 use crate::config::RootMode;
-use crate::daemon::Shared;
 use crate::events::EventBody;
 use crate::exec;
 use crate::git;
-use crate::store::{LineRow, StepRow, now_ms};
+use crate::state::Shared;
+use crate::store::runs::{self, Ended, NewRun, RunOutcome};
+use crate::store::{self, LineRow, StepRow, now_ms};
 use crate::{Result, hook, plan, prompt};
 
-use super::finish::{fail_step, finish_step, set_run_outcome, stop_line};
+use super::finish::{fail_step, finish_step, stop_line};
 use super::miss::{budget_cap_hit, usage_limit_hit};
 use super::{SESSION_TRIES, give_to_agent, ingest_journal, is_cancelled, journal_path, plan_path};
 
@@ -59,21 +60,6 @@ fn agent_env(
     env
 }
 
-/// Answers to this line's questions not yet given to the agent.
-async fn undelivered_answers(sh: &Shared, line_id: &str) -> Result<Vec<(String, String)>> {
-    let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
-        "SELECT q.id, j.text, q.answer FROM questions q JOIN journal j ON j.id = q.journal_id
-         WHERE q.line_id = ? AND q.status = 'answered' AND q.delivered = 0 AND q.answer IS NOT NULL",
-    )
-    .bind(line_id)
-    .fetch_all(&sh.store.pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(_, q, a)| (q.unwrap_or_default(), a))
-        .collect())
-}
-
 /// One step: the run, its cost, its checks, its checkpoint or its rollback.
 pub(super) async fn run_step(
     sh: &Shared,
@@ -84,7 +70,7 @@ pub(super) async fn run_step(
 ) -> Result<()> {
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
     let checkpoint = line.checkpoint.clone().unwrap_or_default();
-    let kind = step.kind();
+    let kind = step.kind;
     let line_state = if kind == StepKind::Planner {
         LineState::Planning
     } else if kind == StepKind::Fixer {
@@ -102,18 +88,15 @@ pub(super) async fn run_step(
     } else {
         checks.clone()
     };
-    let answers = undelivered_answers(sh, &line.id).await?;
+    let answers =
+        store::questions::undelivered_answers(&mut *sh.store.conn().await?, &line.id).await?;
     let mut resume = line.session_started;
     // A first run refused with "already in use" is retried with --resume; a --resume of a
     // session whose first run died before the CLI saved anything is retried with --session-id.
     let mut retried: Vec<String> = Vec::new();
     for _ in 0..SESSION_TRIES {
         let attempt = step.attempts + 1;
-        sqlx::query("UPDATE steps SET state = 'running', attempts = ?, error = NULL WHERE id = ?")
-            .bind(attempt)
-            .bind(&step.id)
-            .execute(&sh.store.pool)
-            .await?;
+        store::steps::start_attempt(&mut *sh.store.conn().await?, &step.id, attempt).await?;
         sh.set_line_state(&line.id, line_state, None, None).await?;
         if cancel.is_cancelled() || is_cancelled(sh, &line.id).await? {
             // Cancelled (by Anton, or the daemon stops) before the agent started: start none.
@@ -123,19 +106,19 @@ pub(super) async fn run_step(
             .await?;
         let tag = format!("{}-{}-{}", step.n, attempt, now_ms());
         let log = sh.line_dir(&line.id).join(format!("step-{tag}.ndjson"));
-        let run_id: i64 = sqlx::query_scalar(
-            "INSERT INTO runs (step_id, line_id, kind, attempt, resumed, started_at, outcome,
-                estimate_usd, log_path) VALUES (?,?,?,?,?,?, 'running', ?, ?) RETURNING id",
+        let log_path = log.to_string_lossy().into_owned();
+        let run_id = runs::start(
+            &mut *sh.store.conn().await?,
+            &NewRun {
+                step_id: &step.id,
+                line_id: &line.id,
+                kind,
+                attempt,
+                resumed: resume,
+                estimate_usd: estimate,
+                log_path: Some(&log_path),
+            },
         )
-        .bind(&step.id)
-        .bind(&line.id)
-        .bind(kind.as_str())
-        .bind(attempt)
-        .bind(resume)
-        .bind(now_ms())
-        .bind(estimate)
-        .bind(log.to_string_lossy().into_owned())
-        .fetch_one(&sh.store.pool)
         .await?;
         let hook = hook::write(
             &sh.line_dir(&line.id),
@@ -181,19 +164,21 @@ pub(super) async fn run_step(
         };
         give_to_agent(sh, &line.id, &worktree)?;
         tracing::info!(line = %line.id, step = step.n, attempt, resume, "step starts");
-        let pool = sh.store.pool.clone();
+        let db = sh.store.clone();
         let line_id = line.id.clone();
         let on = move |sig: claude::Signal| -> claude::SignalFuture {
-            let pool = pool.clone();
+            let db = db.clone();
             let line_id = line_id.clone();
-            Box::pin(async move { record_signal(&pool, run_id, &line_id, sig).await })
+            Box::pin(async move { record_signal(&db, run_id, &line_id, sig).await })
         };
         let report = claude::run(&inv, cancel, &on).await;
         let verdict = report.verdict();
         tracing::info!(line = %line.id, step = step.n, ?verdict, exit = ?report.exit_code, "step run ended");
 
         // The step's own cost: the delta of the session's cumulative total.
-        let fresh = sh.store.line(&line.id).await?.expect("line exists");
+        let fresh = store::lines::get(&mut *sh.store.conn().await?, &line.id)
+            .await?
+            .expect("line exists");
         let (cost, new_total) = match &report.result {
             Some(r) if r.total_cost_usd + 1e-12 >= fresh.session_cost => {
                 (r.total_cost_usd - fresh.session_cost, r.total_cost_usd)
@@ -212,58 +197,49 @@ pub(super) async fn run_step(
             .unwrap_or_default();
         let (blocks, _) = hook.rounds();
         let outcome = match &verdict {
-            Verdict::Finished => "finished",
-            Verdict::UsageLimit { .. } => "usage_limit",
-            Verdict::BudgetCap { .. } => "max_budget",
-            Verdict::SessionInUse => "session_in_use",
-            Verdict::NoConversation { .. } => "no_conversation",
-            Verdict::Fatal { .. } => "fatal",
-            Verdict::Failed { .. } => "failed",
-            Verdict::Interrupted => "interrupted",
+            Verdict::Finished => RunOutcome::Finished,
+            Verdict::UsageLimit { .. } => RunOutcome::UsageLimit,
+            Verdict::BudgetCap { .. } => RunOutcome::MaxBudget,
+            Verdict::SessionInUse => RunOutcome::SessionInUse,
+            Verdict::NoConversation { .. } => RunOutcome::NoConversation,
+            Verdict::Fatal { .. } => RunOutcome::Fatal,
+            Verdict::Failed { .. } => RunOutcome::Failed,
+            Verdict::Interrupted => RunOutcome::Interrupted,
         };
-        sqlx::query(
-            "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, session_total = ?,
-                cost_usd = ?, input_tokens = ?, output_tokens = ?, cache_read = ?, cache_write = ?,
-                duration_ms = ?, result = ?, stderr_tail = ?, permission_denials = ?, hook_blocks = ?,
-                init_seen = MAX(init_seen, ?)
-             WHERE id = ?",
-        )
-        .bind(now_ms())
-        .bind(outcome)
-        .bind(report.exit_code)
-        .bind(report.result.as_ref().map(|r| r.total_cost_usd))
-        .bind(cost)
-        .bind(i64::try_from(tokens.input_tokens).unwrap_or(0))
-        .bind(i64::try_from(tokens.output_tokens).unwrap_or(0))
-        .bind(i64::try_from(tokens.cache_read_input_tokens).unwrap_or(0))
-        .bind(i64::try_from(tokens.cache_creation_input_tokens).unwrap_or(0))
-        .bind(report.duration_ms)
-        .bind(report.result.as_ref().and_then(|r| r.result.clone()))
-        .bind(exec::tail(&report.stderr, 4000))
-        .bind(
-            report
+        let ended = Ended {
+            outcome,
+            exit_code: report.exit_code,
+            session_total: report.result.as_ref().map(|r| r.total_cost_usd),
+            cost_usd: cost,
+            input_tokens: tokens.input_tokens,
+            output_tokens: tokens.output_tokens,
+            cache_read: tokens.cache_read_input_tokens,
+            cache_write: tokens.cache_creation_input_tokens,
+            duration_ms: report.duration_ms,
+            result: report.result.as_ref().and_then(|r| r.result.clone()),
+            stderr_tail: exec::tail(&report.stderr, 4000),
+            permission_denials: report
                 .result
                 .as_ref()
                 .and_then(|r| r.permission_denials.as_ref())
                 .map(|v| v.to_string()),
+            hook_blocks: blocks,
+            init_seen: report.init_seen,
+        };
+        runs::finish(
+            &mut *sh.store.conn().await?,
+            run_id,
+            &line.id,
+            new_total,
+            &ended,
         )
-        .bind(i64::from(blocks))
-        .bind(report.init_seen)
-        .bind(run_id)
-        .execute(&sh.store.pool)
         .await?;
-        sqlx::query("UPDATE lines SET session_cost = ? WHERE id = ?")
-            .bind(new_total)
-            .bind(&line.id)
-            .execute(&sh.store.pool)
-            .await?;
         ingest_journal(sh, &line.id, Some(&step.id)).await?;
 
         // Cancelled by Anton while it ran: leave the line cancelled.
-        let now_state = sh.store.line(&line.id).await?.map(|l| l.state());
-        if now_state == Some(LineState::Cancelled) {
+        if is_cancelled(sh, &line.id).await? {
             git::reset_to(&worktree, &checkpoint).await?;
-            set_run_outcome(sh, run_id, "cancelled").await?;
+            runs::set_outcome(&mut *sh.store.conn().await?, run_id, RunOutcome::Cancelled).await?;
             sh.set_step_state(
                 &line.id,
                 &step.id,
@@ -291,9 +267,7 @@ pub(super) async fn run_step(
                 .await;
             }
             Verdict::SessionInUse if !resume => {
-                sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
-                    .bind(&line.id)
-                    .execute(&sh.store.pool)
+                store::lines::set_session_started(&mut *sh.store.conn().await?, &line.id, true)
                     .await?;
                 retried.push("--session-id: the session is already in use".into());
                 resume = true;
@@ -328,22 +302,22 @@ pub(super) async fn run_step(
                 // Safe to start the conversation only if no run of the line ever reached
                 // system/init (nor a result): then the session never started and there is no
                 // context to lose. Otherwise Anton decides.
-                let started: i64 = sqlx::query_scalar(
-                    "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ?
-                     AND (init_seen = 1 OR session_total IS NOT NULL)",
+                let started = runs::session_started_by_another(
+                    &mut *sh.store.conn().await?,
+                    &line.id,
+                    run_id,
                 )
-                .bind(&line.id)
-                .bind(run_id)
-                .fetch_one(&sh.store.pool)
                 .await?;
-                if resume && started == 0 {
+                if resume && !started {
                     let note = "the CLI knew no conversation under the line's session id although no run had started it (no system/init): the session is started afresh with --session-id";
                     tracing::warn!(line = %line.id, "{note}");
                     journal_note(sh, &line.id, &step.id, note, &reason).await?;
-                    sqlx::query("UPDATE lines SET session_started = 0 WHERE id = ?")
-                        .bind(&line.id)
-                        .execute(&sh.store.pool)
-                        .await?;
+                    store::lines::set_session_started(
+                        &mut *sh.store.conn().await?,
+                        &line.id,
+                        false,
+                    )
+                    .await?;
                     retried.push(format!("--resume: {reason}"));
                     resume = false;
                     continue;
@@ -355,11 +329,14 @@ pub(super) async fn run_step(
             }
             Verdict::Interrupted => {
                 git::reset_to(&worktree, &checkpoint).await?;
-                sqlx::query("UPDATE steps SET state = 'interrupted', rolled_back = ? WHERE id = ?")
-                    .bind("the daemon stopped while the step ran")
-                    .bind(&step.id)
-                    .execute(&sh.store.pool)
-                    .await?;
+                store::steps::roll_back(
+                    &mut *sh.store.conn().await?,
+                    &step.id,
+                    StepState::Interrupted,
+                    "the daemon stopped while the step ran",
+                    None,
+                )
+                .await?;
                 return Ok(());
             }
             Verdict::Failed { reason } => {
@@ -434,52 +411,46 @@ async fn step_not_started(sh: &Shared, line: &LineRow, step: &StepRow) -> Result
             )
             .await;
     }
-    sqlx::query("UPDATE steps SET state = ?, attempts = ? WHERE id = ?")
-        .bind(&step.state)
-        .bind(step.attempts)
-        .bind(&step.id)
-        .execute(&sh.store.pool)
-        .await?;
-    Ok(())
+    store::steps::restore(
+        &mut *sh.store.conn().await?,
+        &step.id,
+        step.state,
+        step.attempts,
+    )
+    .await
 }
 
 /// Records what a run reports while it goes (pid, session start, rate-limit events).
-async fn record_signal(pool: &sqlx::SqlitePool, run_id: i64, line_id: &str, sig: claude::Signal) {
-    let r = match sig {
-        claude::Signal::Started(pid) => sqlx::query("UPDATE runs SET pid = ? WHERE id = ?")
-            .bind(i64::from(pid))
-            .bind(run_id)
-            .execute(pool)
-            .await
-            .map(|_| ()),
-        claude::Signal::Init => {
-            let a = sqlx::query("UPDATE runs SET init_seen = 1 WHERE id = ?")
-                .bind(run_id)
-                .execute(pool)
-                .await;
-            let b = sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
-                .bind(line_id)
-                .execute(pool)
-                .await;
-            a.and(b).map(|_| ())
-        }
-        claude::Signal::RateLimit(info) => sqlx::query(
-            "INSERT INTO rate_limits (run_id, observed_at, status, resets_at, limit_type,
-                utilization, raw) VALUES (?,?,?,?,?,?,?)",
-        )
-        .bind(run_id)
-        .bind(now_ms())
-        .bind(&info.status)
-        .bind(info.resets_at)
-        .bind(&info.rate_limit_type)
-        .bind(info.utilization())
-        .bind(&info.raw)
-        .execute(pool)
-        .await
-        .map(|_| ()),
-    };
-    if let Err(e) = r {
+async fn record_signal(db: &store::Store, run_id: i64, line_id: &str, sig: claude::Signal) {
+    if let Err(e) = try_record_signal(db, run_id, line_id, sig).await {
         tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
+    }
+}
+
+async fn try_record_signal(
+    db: &store::Store,
+    run_id: i64,
+    line_id: &str,
+    sig: claude::Signal,
+) -> Result<()> {
+    let c = &mut *db.conn().await?;
+    match sig {
+        claude::Signal::Started(pid) => runs::set_pid(c, run_id, pid).await,
+        claude::Signal::Init => runs::saw_init(c, run_id, line_id).await,
+        claude::Signal::RateLimit(info) => {
+            store::rate_limits::insert(
+                c,
+                Some(run_id),
+                store::rate_limits::NewRateLimit {
+                    status: &info.status,
+                    resets_at: info.resets_at,
+                    limit_type: info.rate_limit_type.as_deref(),
+                    utilization: info.utilization(),
+                    raw: &info.raw,
+                },
+            )
+            .await
+        }
     }
 }
 
@@ -501,19 +472,24 @@ mod tests {
         .await;
         let sh = d.shared().clone();
         let id = crate::store::testing::line(&sh.store, "p", "l1", 0, "queued").await;
-        sqlx::query("UPDATE lines SET worktree = ? WHERE id = ?")
-            .bind(tmp.path().to_string_lossy().into_owned())
-            .bind(&id)
-            .execute(&sh.store.pool)
+        store::lines::set_worktree(&mut sh.store.conn().await.unwrap(), &id, tmp.path(), None)
             .await
             .unwrap();
-        let step = sh
-            .store
-            .add_step(&id, StepKind::Planner, "plan", "t", &[])
-            .await
-            .unwrap();
+        let step = store::steps::add(
+            &mut sh.store.conn().await.unwrap(),
+            &id,
+            StepKind::Planner,
+            "plan",
+            "t",
+            &[],
+        )
+        .await
+        .unwrap();
         // The flow read the line, then Anton cancelled it.
-        let line = sh.store.line(&id).await.unwrap().unwrap();
+        let line = store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
+            .await
+            .unwrap()
+            .unwrap();
         sh.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
             .await
             .unwrap();
@@ -521,20 +497,29 @@ mod tests {
             sh.set_line_state(&id, s, None, None).await.unwrap();
         }
         assert_eq!(
-            sh.store.line(&id).await.unwrap().unwrap().state(),
+            store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
+                .await
+                .unwrap()
+                .unwrap()
+                .state,
             LineState::Cancelled
         );
 
         run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
             .await
             .unwrap();
-        let l = sh.store.line(&id).await.unwrap().unwrap();
-        assert_eq!(l.state(), LineState::Cancelled);
+        let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.state, LineState::Cancelled);
         assert_eq!(l.reason.as_deref(), Some("cancelled by Anton"));
-        let s = sh.store.step(&step.id).await.unwrap().unwrap();
-        assert_eq!(s.state(), StepState::Cancelled);
-        let runs: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs")
-            .fetch_one(&sh.store.pool)
+        let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.state, StepState::Cancelled);
+        let runs = runs::count_of_line(&mut sh.store.conn().await.unwrap(), &id)
             .await
             .unwrap();
         assert_eq!(runs, 0, "no agent for a cancelled line");
@@ -578,16 +563,27 @@ mod tests {
         ]);
         let cp = git(&["rev-parse", "HEAD"]);
         let id = crate::store::testing::line(&sh.store, "p", "l1", 0, "running").await;
-        sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ? WHERE id = ?")
-            .bind(wt.to_string_lossy().into_owned())
-            .bind(&cp)
-            .bind(&id)
-            .execute(&sh.store.pool)
+        store::lines::set_worktree(&mut sh.store.conn().await.unwrap(), &id, &wt, Some(&cp))
             .await
             .unwrap();
         std::fs::create_dir_all(sh.line_dir(&id)).unwrap();
-        let step = sh.store.add_step(&id, kind, "s", "t", &[]).await.unwrap();
-        (sh.store.line(&id).await.unwrap().unwrap(), step)
+        let step = store::steps::add(
+            &mut sh.store.conn().await.unwrap(),
+            &id,
+            kind,
+            "s",
+            "t",
+            &[],
+        )
+        .await
+        .unwrap();
+        (
+            store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
+                .await
+                .unwrap()
+                .unwrap(),
+            step,
+        )
     }
 
     /// `--session-id` says "in use", `--resume` says "No conversation found": after the
@@ -610,10 +606,16 @@ echo "Error: Session ID x is already in use." >&2; exit 1"#,
         run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
             .await
             .unwrap();
-        let s = sh.store.step(&step.id).await.unwrap().unwrap();
-        assert_eq!(s.state(), StepState::Failed);
-        let l = sh.store.line(&line.id).await.unwrap().unwrap();
-        assert_eq!(l.state(), LineState::NeedsHuman);
+        let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.state, StepState::Failed);
+        let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.state, LineState::NeedsHuman);
         let reason = l.reason.clone().unwrap_or_default();
         assert!(
             reason.contains("could not be run in the line's session"),
@@ -669,11 +671,16 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
             .await
             .unwrap();
         assert_eq!(calls(&log), ["session-id", "resume", "session-id"]);
-        let s = sh.store.step(&step.id).await.unwrap().unwrap();
-        assert_eq!(s.state(), StepState::Done);
-        let notes = sh.store.journal(&line.id, 10).await.unwrap();
+        let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.state, StepState::Done);
+        let notes = store::journal::recent(&mut sh.store.conn().await.unwrap(), &line.id, 10)
+            .await
+            .unwrap();
         assert_eq!(notes.len(), 1, "{notes:?}");
-        assert_eq!(notes[0].kind.as_deref(), Some("decided"));
+        assert_eq!(notes[0].kind, Some(conveyor_api::JournalKind::Decided));
         assert!(
             notes[0].text.as_deref().unwrap().contains("--session-id"),
             "{notes:?}"
@@ -697,23 +704,29 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Planner).await;
         // The first attempt saw system/init and was interrupted before any result.
         let run = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
-        sqlx::query("UPDATE runs SET outcome = 'interrupted', init_seen = 1 WHERE id = ?")
-            .bind(run)
-            .execute(&sh.store.pool)
+        runs::saw_init(&mut sh.store.conn().await.unwrap(), run, &line.id)
             .await
             .unwrap();
-        sqlx::query("UPDATE lines SET session_started = 1 WHERE id = ?")
-            .bind(&line.id)
-            .execute(&sh.store.pool)
+        runs::set_outcome(
+            &mut sh.store.conn().await.unwrap(),
+            run,
+            RunOutcome::Interrupted,
+        )
+        .await
+        .unwrap();
+        let line = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
             .await
+            .unwrap()
             .unwrap();
-        let line = sh.store.line(&line.id).await.unwrap().unwrap();
         run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
             .await
             .unwrap();
         assert_eq!(calls(&log), ["resume"]);
-        let l = sh.store.line(&line.id).await.unwrap().unwrap();
-        assert_eq!(l.state(), LineState::NeedsHuman);
+        let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.state, LineState::NeedsHuman);
         assert!(l.reason.unwrap_or_default().contains("session is gone"));
         drop(sh);
         d.stop().await;

@@ -1,0 +1,243 @@
+//! The state every part of the daemon shares — the config, the store, the event broadcaster,
+//! the budget, the lines being advanced now — and the transitions that change a line or a
+//! step and tell the subscribers. Like mini-redis's `db.rs` it knows nothing of who assembles
+//! it: it imports neither the API, the scheduler nor recovery (those import it), so the flow
+//! of a line, the handlers and the start-up wiring all meet here without a circle.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use conveyor_api::{EventKind, LineState, StepState};
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+
+use crate::Result;
+use crate::budget::Budget;
+use crate::config::{Config, RootMode};
+use crate::events::{EventBody, Events};
+use crate::git::{Identity, Locks};
+use crate::store::{self, Store};
+
+/// Everything the scheduler, the line flow and the API share.
+#[derive(Debug)]
+pub struct Shared {
+    pub(crate) cfg: Config,
+    pub(crate) store: Store,
+    pub(crate) events: Events,
+    pub(crate) locks: Locks,
+    pub(crate) budget: Budget,
+    pub(crate) token: String,
+    /// Wakes the scheduler (a line was added, a slot freed, …).
+    pub(crate) wake: Notify,
+    pub(crate) shutdown: CancellationToken,
+    /// Lines being advanced now, by id.
+    // std Mutex: never held across an await.
+    advancing: Mutex<HashMap<String, Advancing>>,
+    /// The user the agent runs as, when the root mode says so.
+    pub(crate) agent_user: Option<crate::exec::AgentUser>,
+    pub(crate) root_mode: RootMode,
+}
+
+/// A line being advanced: from its admission by the scheduler until its task ends.
+#[derive(Debug, Clone)]
+pub(crate) struct Advancing {
+    /// Cancels just this line's run (Anton cancelled the line).
+    pub cancel: CancellationToken,
+    /// The budget's estimate of its step, counted as running from the admission on (before
+    /// the run is recorded); 0 for the gate and the merge.
+    pub estimate_usd: f64,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        cfg: Config,
+        store: Store,
+        token: String,
+        agent_user: Option<crate::exec::AgentUser>,
+        root_mode: RootMode,
+    ) -> Shared {
+        Shared {
+            budget: Budget::new(cfg.budget.clone()),
+            store,
+            events: Events::default(),
+            locks: Locks::default(),
+            token,
+            wake: Notify::new(),
+            shutdown: CancellationToken::new(),
+            advancing: Mutex::new(HashMap::new()),
+            agent_user,
+            root_mode,
+            cfg,
+        }
+    }
+
+    pub(crate) fn identity(&self) -> Identity {
+        Identity {
+            name: self.cfg.git_name.clone(),
+            email: self.cfg.git_email.clone(),
+        }
+    }
+
+    /// The API's bearer token.
+    pub fn token(&self) -> &str {
+        &self.token
+    }
+
+    /// The line's own folder: its plan, journal, step logs and hook scripts.
+    pub fn line_dir(&self, line_id: &str) -> PathBuf {
+        self.cfg.data_dir.join("lines").join(line_id)
+    }
+
+    /// The value of [`crate::exec::DAEMON_MARKER`] in the environment of every child this
+    /// daemon starts for a line: its data folder, absolute.
+    pub(crate) fn marker(&self) -> String {
+        std::path::absolute(&self.cfg.data_dir)
+            .unwrap_or_else(|_| self.cfg.data_dir.clone())
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    /// The environment that marks a line's commands (checks, regression) as this daemon's.
+    pub(crate) fn command_env(&self, line_id: &str) -> BTreeMap<String, String> {
+        let mut env = BTreeMap::new();
+        env.insert(crate::exec::DAEMON_MARKER.into(), self.marker());
+        env.insert("CONVEYOR_LINE".into(), line_id.into());
+        env
+    }
+
+    pub(crate) fn worktree_path(&self, line_id: &str) -> PathBuf {
+        self.cfg.data_dir.join("worktrees").join(line_id)
+    }
+
+    /// The line is being advanced from now on; returns the token that cancels its run.
+    pub(crate) fn start_advancing(&self, line_id: &str, estimate_usd: f64) -> CancellationToken {
+        let cancel = self.shutdown.child_token();
+        self.advancing
+            .lock()
+            .expect("advancing map poisoned")
+            .insert(
+                line_id.into(),
+                Advancing {
+                    cancel: cancel.clone(),
+                    estimate_usd,
+                },
+            );
+        cancel
+    }
+
+    /// The line's task ended.
+    pub(crate) fn stop_advancing(&self, line_id: &str) {
+        self.advancing
+            .lock()
+            .expect("advancing map poisoned")
+            .remove(line_id);
+    }
+
+    /// The ids of the lines being advanced.
+    pub(crate) fn advancing_ids(&self) -> Vec<String> {
+        self.advancing
+            .lock()
+            .expect("advancing map poisoned")
+            .keys()
+            .cloned()
+            .collect()
+    }
+
+    /// The budget's estimates of the steps of lines being advanced, by line (the gate and the
+    /// merge claim nothing).
+    pub(crate) fn admitted(&self) -> HashMap<String, f64> {
+        self.advancing
+            .lock()
+            .expect("advancing map poisoned")
+            .iter()
+            .filter(|(_, a)| a.estimate_usd > 0.0)
+            .map(|(id, a)| (id.clone(), a.estimate_usd))
+            .collect()
+    }
+
+    /// Stops the line's run, if it is being advanced.
+    pub(crate) fn cancel_run(&self, line_id: &str) {
+        if let Some(a) = self
+            .advancing
+            .lock()
+            .expect("advancing map poisoned")
+            .get(line_id)
+        {
+            a.cancel.cancel();
+        }
+    }
+
+    /// Changes a line's state and tells the subscribers; a cancelled line stays cancelled.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn set_line_state(
+        &self,
+        line_id: &str,
+        state: LineState,
+        reason: Option<&str>,
+        park_until: Option<i64>,
+    ) -> Result<()> {
+        if !store::lines::set_state(
+            &mut *self.store.conn().await?,
+            line_id,
+            state,
+            reason,
+            park_until,
+        )
+        .await?
+        {
+            tracing::debug!(
+                line = line_id,
+                state = state.as_str(),
+                "line cancelled: state kept"
+            );
+            return Ok(());
+        }
+        tracing::info!(line = line_id, state = state.as_str(), reason, "line state");
+        self.events.emit(
+            EventKind::Line,
+            EventBody {
+                line_id: Some(line_id.into()),
+                state: Some(state.as_str().into()),
+                detail: reason.map(str::to_string),
+                ..EventBody::default()
+            },
+        );
+        Ok(())
+    }
+
+    /// Changes a step's state and tells the subscribers.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub(crate) async fn set_step_state(
+        &self,
+        line_id: &str,
+        step_id: &str,
+        n: i64,
+        state: StepState,
+        error: Option<&str>,
+    ) -> Result<()> {
+        store::steps::set_state(&mut *self.store.conn().await?, step_id, state, error).await?;
+        tracing::info!(
+            line = line_id,
+            step = n,
+            state = state.as_str(),
+            error,
+            "step state"
+        );
+        self.events.emit(
+            EventKind::Step,
+            EventBody {
+                line_id: Some(line_id.into()),
+                step_n: u32::try_from(n).ok(),
+                state: Some(state.as_str().into()),
+                detail: error.map(str::to_string),
+                ..EventBody::default()
+            },
+        );
+        Ok(())
+    }
+}

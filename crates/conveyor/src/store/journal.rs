@@ -1,0 +1,191 @@
+//! `journal`: a line's journal entries, one row per line of its journal file, keyed on the
+//! entry's byte offset in the file so that ingesting twice stores nothing twice. A malformed
+//! line is a row too (`valid = 0`, its `raw` text and `error`), never dropped.
+
+use conveyor_api::{self as api, JournalKind};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{FromRow, Row, SqliteConnection};
+
+use super::names::{Stored, column_opt};
+use super::rfc3339;
+use crate::Result;
+
+#[derive(Debug, Clone)]
+pub struct JournalRow {
+    pub id: i64,
+    pub line_id: String,
+    pub step_id: Option<String>,
+    /// `None` for a malformed line.
+    pub kind: Option<JournalKind>,
+    pub text: Option<String>,
+    /// JSON of the options.
+    pub options: String,
+    pub default_opt: Option<String>,
+    pub why: Option<String>,
+    pub reversible: Option<bool>,
+    pub expensive: Option<bool>,
+    pub valid: bool,
+    pub error: Option<String>,
+    pub raw: String,
+    pub created_at: i64,
+}
+
+impl FromRow<'_, SqliteRow> for JournalRow {
+    fn from_row(r: &SqliteRow) -> Result<Self, sqlx::Error> {
+        Ok(JournalRow {
+            id: r.try_get("id")?,
+            line_id: r.try_get("line_id")?,
+            step_id: r.try_get("step_id")?,
+            kind: column_opt(r, "kind")?,
+            text: r.try_get("text")?,
+            options: r.try_get("options")?,
+            default_opt: r.try_get("default_opt")?,
+            why: r.try_get("why")?,
+            reversible: r.try_get("reversible")?,
+            expensive: r.try_get("expensive")?,
+            valid: r.try_get("valid")?,
+            error: r.try_get("error")?,
+            raw: r.try_get("raw")?,
+            created_at: r.try_get("created_at")?,
+        })
+    }
+}
+
+impl JournalRow {
+    pub fn to_api(&self) -> api::JournalEntry {
+        api::JournalEntry {
+            id: self.id,
+            line_id: self.line_id.clone(),
+            step_id: self.step_id.clone(),
+            kind: self.kind,
+            text: self.text.clone(),
+            options: serde_json::from_str(&self.options).unwrap_or_default(),
+            default: self.default_opt.clone(),
+            why: self.why.clone(),
+            reversible: self.reversible,
+            expensive: self.expensive,
+            valid: self.valid,
+            error: self.error.clone(),
+            raw: self.raw.clone(),
+            created_at: rfc3339(self.created_at),
+        }
+    }
+}
+
+const COLUMNS: &str = "j.id, j.line_id, j.step_id, j.kind, j.text, j.options, j.default_opt,
+    j.why, j.reversible, j.expensive, j.valid, j.error, j.raw, j.created_at";
+
+/// Where an entry comes from: its line, step and byte offset in the journal file.
+#[derive(Debug, Clone, Copy)]
+pub struct At<'a> {
+    pub line_id: &'a str,
+    pub step_id: Option<&'a str>,
+    pub offset: i64,
+    pub now: i64,
+}
+
+/// A well-formed entry.
+#[derive(Debug, Clone, Copy)]
+pub struct NewEntry<'a> {
+    pub kind: JournalKind,
+    pub text: &'a str,
+    pub options: &'a [String],
+    pub default: Option<&'a str>,
+    pub why: Option<&'a str>,
+    pub reversible: Option<bool>,
+    pub expensive: Option<bool>,
+    pub raw: &'a str,
+}
+
+/// Stores a well-formed entry unless one is stored at that offset; returns its id when new.
+///
+/// # Errors
+/// Database errors.
+pub async fn insert(c: &mut SqliteConnection, at: At<'_>, e: NewEntry<'_>) -> Result<Option<i64>> {
+    let done = sqlx::query(
+        "INSERT OR IGNORE INTO journal (line_id, step_id, offset, kind, text, options,
+            default_opt, why, reversible, expensive, valid, error, raw, created_at)
+         VALUES (?,?,?,?,?,?,?,?,?,?,1,NULL,?,?)",
+    )
+    .bind(at.line_id)
+    .bind(at.step_id)
+    .bind(at.offset)
+    .bind(e.kind.name())
+    .bind(e.text)
+    .bind(serde_json::to_string(e.options).unwrap_or_else(|_| "[]".into()))
+    .bind(e.default)
+    .bind(e.why)
+    .bind(e.reversible)
+    .bind(e.expensive)
+    .bind(e.raw)
+    .bind(at.now)
+    .execute(&mut *c)
+    .await?;
+    Ok((done.rows_affected() > 0).then(|| done.last_insert_rowid()))
+}
+
+/// Stores a malformed line with what is wrong with it, unless one is stored at that offset;
+/// returns whether it is new.
+///
+/// # Errors
+/// Database errors.
+pub async fn insert_malformed(
+    c: &mut SqliteConnection,
+    at: At<'_>,
+    error: &str,
+    raw: &str,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "INSERT OR IGNORE INTO journal (line_id, step_id, offset, valid, error, raw, created_at)
+         VALUES (?,?,?,0,?,?,?)",
+    )
+    .bind(at.line_id)
+    .bind(at.step_id)
+    .bind(at.offset)
+    .bind(error)
+    .bind(raw)
+    .bind(at.now)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// The line's last `limit` entries, oldest first.
+///
+/// # Errors
+/// Database errors.
+pub async fn recent(
+    c: &mut SqliteConnection,
+    line_id: &str,
+    limit: i64,
+) -> Result<Vec<JournalRow>> {
+    let mut rows: Vec<JournalRow> = sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM journal j WHERE j.line_id = ? ORDER BY j.id DESC LIMIT ?"
+    ))
+    .bind(line_id)
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?;
+    rows.reverse();
+    Ok(rows)
+}
+
+/// `decided` entries of the lines not yet accepted or cancelled, with their project's id,
+/// oldest first.
+///
+/// # Errors
+/// Database errors.
+pub async fn decided_of_open_lines(c: &mut SqliteConnection) -> Result<Vec<(String, JournalRow)>> {
+    let raw = sqlx::query(&format!(
+        "SELECT l.project_id, {COLUMNS}
+         FROM journal j JOIN lines l ON l.id = j.line_id
+         WHERE j.kind = 'decided' AND l.state NOT IN ('accepted', 'cancelled') ORDER BY j.id"
+    ))
+    .fetch_all(&mut *c)
+    .await?;
+    let rows = raw
+        .iter()
+        .map(|r| Ok((r.try_get("project_id")?, JournalRow::from_row(r)?)))
+        .collect::<std::result::Result<_, sqlx::Error>>()?;
+    Ok(rows)
+}

@@ -1,0 +1,480 @@
+//! `lines`: the queue. A line's state changes only through [`set_state`], which keeps a
+//! cancelled line cancelled whatever its flow was doing when the cancel came.
+
+use std::path::Path;
+
+use conveyor_api::{self as api, Level, LineState};
+use sqlx::sqlite::SqliteRow;
+use sqlx::{FromRow, Row, SqliteConnection};
+
+use super::names::{Stored, column, column_opt};
+use super::{marks, now_ms, rfc3339};
+use crate::Result;
+
+#[derive(Debug, Clone)]
+pub struct LineRow {
+    pub id: String,
+    pub project_id: String,
+    pub title: String,
+    pub task: String,
+    pub priority: i64,
+    pub state: LineState,
+    pub level: Option<Level>,
+    pub session_id: String,
+    /// A run of this session reached `system/init`: later runs use `--resume`.
+    pub session_started: bool,
+    /// The session's cumulative `total_cost_usd` as last reported (a step's cost is the delta).
+    pub session_cost: f64,
+    pub branch: String,
+    pub worktree: Option<String>,
+    /// The commit the worktree is at after the last successful step.
+    pub checkpoint: Option<String>,
+    pub reason: Option<String>,
+    pub park_until: Option<i64>,
+    pub gate_failures: i64,
+    pub created_at: i64,
+    pub updated_at: i64,
+}
+
+impl FromRow<'_, SqliteRow> for LineRow {
+    fn from_row(r: &SqliteRow) -> Result<Self, sqlx::Error> {
+        Ok(LineRow {
+            id: r.try_get("id")?,
+            project_id: r.try_get("project_id")?,
+            title: r.try_get("title")?,
+            task: r.try_get("task")?,
+            priority: r.try_get("priority")?,
+            state: column(r, "state")?,
+            level: column_opt(r, "level")?,
+            session_id: r.try_get("session_id")?,
+            session_started: r.try_get("session_started")?,
+            session_cost: r.try_get("session_cost")?,
+            branch: r.try_get("branch")?,
+            worktree: r.try_get("worktree")?,
+            checkpoint: r.try_get("checkpoint")?,
+            reason: r.try_get("reason")?,
+            park_until: r.try_get("park_until")?,
+            gate_failures: r.try_get("gate_failures")?,
+            created_at: r.try_get("created_at")?,
+            updated_at: r.try_get("updated_at")?,
+        })
+    }
+}
+
+impl LineRow {
+    /// A new queued line of `project_id`: its session id is assigned now, before the first
+    /// step, and its branch is `line/<id>`.
+    pub fn new(project_id: String, title: String, task: String, priority: i32, now: i64) -> Self {
+        let id = uuid::Uuid::new_v4().to_string();
+        LineRow {
+            branch: format!("line/{id}"),
+            session_id: uuid::Uuid::new_v4().to_string(),
+            id,
+            project_id,
+            title,
+            task,
+            priority: i64::from(priority),
+            state: LineState::Queued,
+            level: None,
+            session_started: false,
+            session_cost: 0.0,
+            worktree: None,
+            checkpoint: None,
+            reason: None,
+            park_until: None,
+            gate_failures: 0,
+            created_at: now,
+            updated_at: now,
+        }
+    }
+
+    pub fn to_api(&self, steps: Vec<api::Step>) -> api::Line {
+        let cost_usd = steps.iter().map(|s| s.cost_usd).sum();
+        api::Line {
+            id: self.id.clone(),
+            project_id: self.project_id.clone(),
+            title: self.title.clone(),
+            task: self.task.clone(),
+            priority: i32::try_from(self.priority).unwrap_or(0),
+            state: self.state,
+            level: self.level,
+            session_id: self.session_id.clone(),
+            branch: self.branch.clone(),
+            reason: self.reason.clone(),
+            park_until: self.park_until.map(rfc3339),
+            steps,
+            cost_usd,
+            created_at: rfc3339(self.created_at),
+            updated_at: rfc3339(self.updated_at),
+        }
+    }
+}
+
+/// One line.
+///
+/// # Errors
+/// Database errors; a stored state or level no variant carries.
+pub async fn get(c: &mut SqliteConnection, id: &str) -> Result<Option<LineRow>> {
+    Ok(sqlx::query_as("SELECT * FROM lines WHERE id = ?")
+        .bind(id)
+        .fetch_optional(&mut *c)
+        .await?)
+}
+
+/// The line as the API shows it, with its steps.
+///
+/// # Errors
+/// Database errors.
+pub async fn for_api(c: &mut SqliteConnection, id: &str) -> Result<Option<api::Line>> {
+    let Some(l) = get(&mut *c, id).await? else {
+        return Ok(None);
+    };
+    let steps = super::steps::with_cost(&mut *c, id).await?;
+    Ok(Some(l.to_api(
+        steps.iter().map(super::StepWithCost::to_api).collect(),
+    )))
+}
+
+/// The line's state, or `None` when there is no such line.
+///
+/// # Errors
+/// Database errors.
+pub async fn state_of(c: &mut SqliteConnection, id: &str) -> Result<Option<LineState>> {
+    let s: Option<String> = sqlx::query_scalar("SELECT state FROM lines WHERE id = ?")
+        .bind(id)
+        .fetch_optional(&mut *c)
+        .await?;
+    Ok(s.map(|s| super::names::parse("lines.state", &s))
+        .transpose()?)
+}
+
+/// A new line.
+///
+/// # Errors
+/// Database errors.
+pub async fn insert(c: &mut SqliteConnection, l: &LineRow) -> Result<()> {
+    sqlx::query(
+        "INSERT INTO lines (id, project_id, title, task, priority, state, session_id, branch,
+            created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+    )
+    .bind(&l.id)
+    .bind(&l.project_id)
+    .bind(&l.title)
+    .bind(&l.task)
+    .bind(l.priority)
+    .bind(l.state.name())
+    .bind(&l.session_id)
+    .bind(&l.branch)
+    .bind(l.created_at)
+    .bind(l.updated_at)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+/// Lines filtered by state and project, highest priority first (then oldest, then id: a
+/// total order, so pages do not overlap).
+///
+/// # Errors
+/// Database errors.
+pub async fn page(
+    c: &mut SqliteConnection,
+    state: Option<LineState>,
+    project: Option<&str>,
+    limit: i64,
+    offset: i64,
+) -> Result<Vec<LineRow>> {
+    Ok(sqlx::query_as(
+        "SELECT * FROM lines WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR project_id = ?2)
+         ORDER BY priority DESC, created_at ASC, id ASC LIMIT ?3 OFFSET ?4",
+    )
+    .bind(state.map(Stored::name))
+    .bind(project)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// How many lines [`page`] pages through with these filters.
+///
+/// # Errors
+/// Database errors.
+pub async fn count(
+    c: &mut SqliteConnection,
+    state: Option<LineState>,
+    project: Option<&str>,
+) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COUNT(*) FROM lines WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR project_id = ?2)",
+    )
+    .bind(state.map(Stored::name))
+    .bind(project)
+    .fetch_one(&mut *c)
+    .await?)
+}
+
+/// The lines in any of `states`, highest priority first, then oldest.
+///
+/// # Errors
+/// Database errors.
+pub async fn in_states(c: &mut SqliteConnection, states: &[LineState]) -> Result<Vec<LineRow>> {
+    let sql = format!(
+        "SELECT * FROM lines WHERE state IN ({}) ORDER BY priority DESC, created_at ASC",
+        marks(states.len())
+    );
+    let mut q = sqlx::query_as::<_, LineRow>(&sql);
+    for s in states {
+        q = q.bind(s.name());
+    }
+    Ok(q.fetch_all(&mut *c).await?)
+}
+
+/// `(project_id, line_id)` of every line in any of `states`.
+///
+/// # Errors
+/// Database errors.
+pub async fn projects_in_states(
+    c: &mut SqliteConnection,
+    states: &[LineState],
+) -> Result<Vec<(String, String)>> {
+    let sql = format!(
+        "SELECT project_id, id FROM lines WHERE state IN ({})",
+        marks(states.len())
+    );
+    let mut q = sqlx::query_as::<_, (String, String)>(&sql);
+    for s in states {
+        q = q.bind(s.name());
+    }
+    Ok(q.fetch_all(&mut *c).await?)
+}
+
+/// Moves a line to `state`, unless it is cancelled: a cancel is final, whatever the line's
+/// flow was doing when it came. Returns whether the line changed.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_state(
+    c: &mut SqliteConnection,
+    id: &str,
+    state: LineState,
+    reason: Option<&str>,
+    park_until: Option<i64>,
+) -> Result<bool> {
+    let done = sqlx::query(
+        "UPDATE lines SET state = ?, reason = ?, park_until = ?, updated_at = ?
+         WHERE id = ? AND state != 'cancelled'",
+    )
+    .bind(state.name())
+    .bind(reason)
+    .bind(park_until)
+    .bind(now_ms())
+    .bind(id)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// # Errors
+/// Database errors.
+pub async fn set_priority(c: &mut SqliteConnection, id: &str, priority: i32) -> Result<()> {
+    sqlx::query("UPDATE lines SET priority = ?, updated_at = ? WHERE id = ?")
+        .bind(i64::from(priority))
+        .bind(now_ms())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// The line's worktree exists at `worktree`, at `checkpoint`.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_worktree(
+    c: &mut SqliteConnection,
+    id: &str,
+    worktree: &Path,
+    checkpoint: Option<&str>,
+) -> Result<()> {
+    sqlx::query("UPDATE lines SET worktree = ?, checkpoint = ?, updated_at = ? WHERE id = ?")
+        .bind(worktree.to_string_lossy().into_owned())
+        .bind(checkpoint)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// The line's worktree is gone (accepted).
+///
+/// # Errors
+/// Database errors.
+pub async fn clear_worktree(c: &mut SqliteConnection, id: &str) -> Result<()> {
+    sqlx::query("UPDATE lines SET worktree = NULL WHERE id = ?")
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Whether a run of the line's session reached `system/init` (later runs use `--resume`).
+///
+/// # Errors
+/// Database errors.
+pub async fn set_session_started(c: &mut SqliteConnection, id: &str, started: bool) -> Result<()> {
+    sqlx::query("UPDATE lines SET session_started = ? WHERE id = ?")
+        .bind(started)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// The session's cumulative cost as last reported.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_session_cost(c: &mut SqliteConnection, id: &str, total_usd: f64) -> Result<()> {
+    sqlx::query("UPDATE lines SET session_cost = ? WHERE id = ?")
+        .bind(total_usd)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Red gate rounds in a row.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_gate_failures(c: &mut SqliteConnection, id: &str, failures: i64) -> Result<()> {
+    sqlx::query("UPDATE lines SET gate_failures = ? WHERE id = ?")
+        .bind(failures)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// # Errors
+/// Database errors.
+pub async fn set_level(c: &mut SqliteConnection, id: &str, level: Level) -> Result<()> {
+    sqlx::query("UPDATE lines SET level = ? WHERE id = ?")
+        .bind(level.name())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Moves the line's checkpoint (after a successful step).
+///
+/// # Errors
+/// Database errors.
+pub async fn set_checkpoint(c: &mut SqliteConnection, id: &str, sha: &str) -> Result<()> {
+    sqlx::query("UPDATE lines SET checkpoint = ?, updated_at = ? WHERE id = ?")
+        .bind(sha)
+        .bind(now_ms())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Where ingestion of the line's journal file resumes.
+///
+/// # Errors
+/// Database errors (a missing line among them).
+pub async fn journal_offset(c: &mut SqliteConnection, id: &str) -> Result<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT journal_offset FROM lines WHERE id = ?")
+            .bind(id)
+            .fetch_one(&mut *c)
+            .await?,
+    )
+}
+
+/// # Errors
+/// Database errors.
+pub async fn set_journal_offset(c: &mut SqliteConnection, id: &str, offset: i64) -> Result<()> {
+    sqlx::query("UPDATE lines SET journal_offset = ? WHERE id = ?")
+        .bind(offset)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Stamps the line's last change (tests: a write that must not happen again).
+///
+/// # Errors
+/// Database errors.
+#[cfg(test)]
+pub async fn set_updated_at(c: &mut SqliteConnection, id: &str, at: i64) -> Result<()> {
+    sqlx::query("UPDATE lines SET updated_at = ? WHERE id = ?")
+        .bind(at)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testing;
+    use super::*;
+
+    /// A state no variant carries is an error, never read as some other state.
+    #[tokio::test]
+    async fn an_unknown_state_in_the_database_is_an_error() {
+        let (_d, store) = testing::store().await;
+        let id = testing::line(&store, "p", "l", 0, "queued").await;
+        testing::exec(&store, "UPDATE lines SET state = 'exploded'").await;
+        let e = get(&mut store.conn().await.unwrap(), &id)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("unknown line state \"exploded\""), "{e}");
+        let e = state_of(&mut store.conn().await.unwrap(), &id)
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("exploded"), "{e}");
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_line_keeps_its_state() {
+        let (_d, store) = testing::store().await;
+        let id = testing::line(&store, "p", "l", 0, "queued").await;
+        assert!(
+            set_state(
+                &mut store.conn().await.unwrap(),
+                &id,
+                LineState::Cancelled,
+                Some("by Anton"),
+                None
+            )
+            .await
+            .unwrap()
+        );
+        assert!(
+            !set_state(
+                &mut store.conn().await.unwrap(),
+                &id,
+                LineState::Running,
+                None,
+                None
+            )
+            .await
+            .unwrap()
+        );
+        let l = get(&mut store.conn().await.unwrap(), &id)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(l.state, LineState::Cancelled);
+        assert_eq!(l.reason.as_deref(), Some("by Anton"));
+    }
+}

@@ -1,0 +1,411 @@
+//! `runs`: every attempt of a step — one `claude -p` process — with its pid, outcome, cost and
+//! tokens. The budget's history and its running claims are read from here.
+
+use conveyor_api::StepKind;
+use sqlx::{Connection, FromRow, Row, SqliteConnection};
+
+use super::names::{Stored, column};
+use super::{lines, marks, now_ms};
+use crate::Result;
+
+/// How a run ended (or that it has not).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RunOutcome {
+    /// The process runs (or the daemon died while it did).
+    Running,
+    /// The CLI ended without error; the daemon's own checks have not decided yet.
+    Finished,
+    /// Finished and its checks green: the step is done.
+    Ok,
+    /// Finished but its checks stayed red.
+    Red,
+    /// The CLI ended with an error.
+    Failed,
+    /// The account's usage limit cut it (a miss).
+    UsageLimit,
+    /// Its own `--max-budget-usd` cap cut it (a miss).
+    MaxBudget,
+    /// `--session-id` refused: the session is already in use.
+    SessionInUse,
+    /// `--resume` answered "No conversation found".
+    NoConversation,
+    /// A dead end no retry gets past (not logged in, no binary).
+    Fatal,
+    /// The daemon stopped or died while it ran or was checked.
+    Interrupted,
+    /// Its line was cancelled.
+    Cancelled,
+}
+
+impl RunOutcome {
+    pub const ALL: [RunOutcome; 12] = [
+        RunOutcome::Running,
+        RunOutcome::Finished,
+        RunOutcome::Ok,
+        RunOutcome::Red,
+        RunOutcome::Failed,
+        RunOutcome::UsageLimit,
+        RunOutcome::MaxBudget,
+        RunOutcome::SessionInUse,
+        RunOutcome::NoConversation,
+        RunOutcome::Fatal,
+        RunOutcome::Interrupted,
+        RunOutcome::Cancelled,
+    ];
+
+    /// The stored name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RunOutcome::Running => "running",
+            RunOutcome::Finished => "finished",
+            RunOutcome::Ok => "ok",
+            RunOutcome::Red => "red",
+            RunOutcome::Failed => "failed",
+            RunOutcome::UsageLimit => "usage_limit",
+            RunOutcome::MaxBudget => "max_budget",
+            RunOutcome::SessionInUse => "session_in_use",
+            RunOutcome::NoConversation => "no_conversation",
+            RunOutcome::Fatal => "fatal",
+            RunOutcome::Interrupted => "interrupted",
+            RunOutcome::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// A run left `running`, as recovery sees it.
+#[derive(Debug, Clone, FromRow)]
+pub struct Unfinished {
+    pub id: i64,
+    pub step_id: String,
+    pub line_id: String,
+    /// It reached `system/init`: its session exists.
+    pub init_seen: bool,
+}
+
+/// A run about to start.
+#[derive(Debug, Clone)]
+pub struct NewRun<'a> {
+    pub step_id: &'a str,
+    pub line_id: &'a str,
+    pub kind: StepKind,
+    pub attempt: i64,
+    /// `--resume` (else `--session-id`).
+    pub resumed: bool,
+    /// What the budget admitted it at.
+    pub estimate_usd: f64,
+    /// Its stream-json log.
+    pub log_path: Option<&'a str>,
+}
+
+/// Records a run as `running`; returns its id.
+///
+/// # Errors
+/// Database errors.
+pub async fn start(c: &mut SqliteConnection, r: &NewRun<'_>) -> Result<i64> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO runs (step_id, line_id, kind, attempt, resumed, started_at, outcome,
+            estimate_usd, log_path) VALUES (?,?,?,?,?,?, 'running', ?, ?) RETURNING id",
+    )
+    .bind(r.step_id)
+    .bind(r.line_id)
+    .bind(r.kind.name())
+    .bind(r.attempt)
+    .bind(r.resumed)
+    .bind(now_ms())
+    .bind(r.estimate_usd)
+    .bind(r.log_path)
+    .fetch_one(&mut *c)
+    .await?)
+}
+
+/// The run's process started.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_pid(c: &mut SqliteConnection, id: i64, pid: u32) -> Result<()> {
+    sqlx::query("UPDATE runs SET pid = ? WHERE id = ?")
+        .bind(i64::from(pid))
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// The run reached `system/init`: its line's session exists from now on.
+///
+/// # Errors
+/// Database errors.
+pub async fn saw_init(c: &mut SqliteConnection, id: i64, line_id: &str) -> Result<()> {
+    let mut tx = c.begin().await?;
+    sqlx::query("UPDATE runs SET init_seen = 1 WHERE id = ?")
+        .bind(id)
+        .execute(&mut *tx)
+        .await?;
+    lines::set_session_started(&mut tx, line_id, true).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// What an ended run reports.
+#[derive(Debug, Clone)]
+pub struct Ended {
+    pub outcome: RunOutcome,
+    pub exit_code: Option<i32>,
+    /// The session's cumulative `total_cost_usd` the result gave.
+    pub session_total: Option<f64>,
+    /// The run's own cost.
+    pub cost_usd: f64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_read: u64,
+    pub cache_write: u64,
+    pub duration_ms: i64,
+    pub result: Option<String>,
+    pub stderr_tail: String,
+    pub permission_denials: Option<String>,
+    pub hook_blocks: u32,
+    pub init_seen: bool,
+}
+
+/// Records an ended run and, in the same transaction, its line's session total.
+///
+/// # Errors
+/// Database errors.
+pub async fn finish(
+    c: &mut SqliteConnection,
+    id: i64,
+    line_id: &str,
+    session_total_usd: f64,
+    e: &Ended,
+) -> Result<()> {
+    let tokens = |t: u64| i64::try_from(t).unwrap_or(0);
+    let mut tx = c.begin().await?;
+    sqlx::query(
+        "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, session_total = ?,
+            cost_usd = ?, input_tokens = ?, output_tokens = ?, cache_read = ?, cache_write = ?,
+            duration_ms = ?, result = ?, stderr_tail = ?, permission_denials = ?, hook_blocks = ?,
+            init_seen = MAX(init_seen, ?)
+         WHERE id = ?",
+    )
+    .bind(now_ms())
+    .bind(e.outcome.name())
+    .bind(e.exit_code)
+    .bind(e.session_total)
+    .bind(e.cost_usd)
+    .bind(tokens(e.input_tokens))
+    .bind(tokens(e.output_tokens))
+    .bind(tokens(e.cache_read))
+    .bind(tokens(e.cache_write))
+    .bind(e.duration_ms)
+    .bind(&e.result)
+    .bind(&e.stderr_tail)
+    .bind(&e.permission_denials)
+    .bind(i64::from(e.hook_blocks))
+    .bind(e.init_seen)
+    .bind(id)
+    .execute(&mut *tx)
+    .await?;
+    lines::set_session_cost(&mut tx, line_id, session_total_usd).await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// # Errors
+/// Database errors.
+pub async fn set_outcome(c: &mut SqliteConnection, id: i64, outcome: RunOutcome) -> Result<()> {
+    sqlx::query("UPDATE runs SET outcome = ? WHERE id = ?")
+        .bind(outcome.name())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Runs that never finished (the daemon died or stopped while they ran).
+///
+/// # Errors
+/// Database errors.
+pub async fn unfinished(c: &mut SqliteConnection) -> Result<Vec<Unfinished>> {
+    Ok(
+        sqlx::query_as(
+            "SELECT id, step_id, line_id, init_seen FROM runs WHERE outcome = 'running'",
+        )
+        .fetch_all(&mut *c)
+        .await?,
+    )
+}
+
+/// A run left `running` by a dead daemon: interrupted now.
+///
+/// # Errors
+/// Database errors.
+pub async fn interrupt(c: &mut SqliteConnection, id: i64) -> Result<()> {
+    sqlx::query("UPDATE runs SET outcome = 'interrupted', finished_at = ? WHERE id = ?")
+        .bind(now_ms())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// The step's runs that had ended but were not yet judged (`finished`): interrupted.
+///
+/// # Errors
+/// Database errors.
+pub async fn interrupt_unjudged(c: &mut SqliteConnection, step_id: &str) -> Result<()> {
+    sqlx::query(
+        "UPDATE runs SET outcome = 'interrupted' WHERE step_id = ? AND outcome = 'finished'",
+    )
+    .bind(step_id)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+/// How many runs of the step ended in any of `outcomes`.
+///
+/// # Errors
+/// Database errors.
+pub async fn count_of_step(
+    c: &mut SqliteConnection,
+    step_id: &str,
+    outcomes: &[RunOutcome],
+) -> Result<i64> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM runs WHERE step_id = ? AND outcome IN ({})",
+        marks(outcomes.len())
+    );
+    let mut q = sqlx::query_scalar(&sql).bind(step_id);
+    for o in outcomes {
+        q = q.bind(o.name());
+    }
+    Ok(q.fetch_one(&mut *c).await?)
+}
+
+/// How many runs ended in any of `outcomes`, over all lines and time.
+///
+/// # Errors
+/// Database errors.
+pub async fn count_all(c: &mut SqliteConnection, outcomes: &[RunOutcome]) -> Result<i64> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM runs WHERE outcome IN ({})",
+        marks(outcomes.len())
+    );
+    let mut q = sqlx::query_scalar(&sql);
+    for o in outcomes {
+        q = q.bind(o.name());
+    }
+    Ok(q.fetch_one(&mut *c).await?)
+}
+
+/// How many runs a line has had.
+///
+/// # Errors
+/// Database errors.
+pub async fn count_of_line(c: &mut SqliteConnection, line_id: &str) -> Result<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE line_id = ?")
+            .bind(line_id)
+            .fetch_one(&mut *c)
+            .await?,
+    )
+}
+
+/// Whether a run of the line other than `except` ever started its session (reached
+/// `system/init`, or reported a session total).
+///
+/// # Errors
+/// Database errors.
+pub async fn session_started_by_another(
+    c: &mut SqliteConnection,
+    line_id: &str,
+    except: i64,
+) -> Result<bool> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ?
+         AND (init_seen = 1 OR session_total IS NOT NULL)",
+    )
+    .bind(line_id)
+    .bind(except)
+    .fetch_one(&mut *c)
+    .await?;
+    Ok(n > 0)
+}
+
+/// A finished run as the budget sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Spent {
+    pub kind: StepKind,
+    pub project_id: String,
+    pub step_id: String,
+    pub cost_usd: f64,
+    pub finished_ms: i64,
+    pub outcome: RunOutcome,
+}
+
+/// Finished runs since `since_ms`, plus at least the last `rows` runs whenever they ended,
+/// oldest first.
+///
+/// # Errors
+/// Database errors; a stored kind or outcome no variant carries.
+pub async fn history(c: &mut SqliteConnection, since_ms: i64, rows: i64) -> Result<Vec<Spent>> {
+    let raw = sqlx::query(
+        "SELECT r.kind, l.project_id, r.step_id, r.cost_usd, r.finished_at, r.outcome
+         FROM runs r JOIN lines l ON l.id = r.line_id
+         WHERE r.finished_at IS NOT NULL AND r.outcome != 'running'
+           AND (r.finished_at >= ?1 OR r.id > (SELECT COALESCE(MAX(id), 0) FROM runs) - ?2)
+         ORDER BY r.finished_at, r.id",
+    )
+    .bind(since_ms)
+    .bind(rows)
+    .fetch_all(&mut *c)
+    .await?;
+    let spent = raw
+        .iter()
+        .map(|r| {
+            Ok(Spent {
+                kind: column(r, "kind")?,
+                project_id: r.try_get("project_id")?,
+                step_id: r.try_get("step_id")?,
+                cost_usd: r.try_get("cost_usd")?,
+                finished_ms: r.try_get("finished_at")?,
+                outcome: column(r, "outcome")?,
+            })
+        })
+        .collect::<std::result::Result<_, sqlx::Error>>()?;
+    Ok(spent)
+}
+
+/// A run in progress as the budget sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Claim {
+    pub line_id: String,
+    pub project_id: String,
+    pub kind: StepKind,
+    pub estimate_usd: f64,
+}
+
+/// Every run in progress with the estimate it was admitted at.
+///
+/// # Errors
+/// Database errors.
+pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
+    let raw = sqlx::query(
+        "SELECT r.line_id, r.estimate_usd, r.kind, l.project_id
+         FROM runs r JOIN lines l ON l.id = r.line_id WHERE r.outcome = 'running'",
+    )
+    .fetch_all(&mut *c)
+    .await?;
+    let claims = raw
+        .iter()
+        .map(|r| {
+            Ok(Claim {
+                line_id: r.try_get("line_id")?,
+                project_id: r.try_get("project_id")?,
+                kind: column(r, "kind")?,
+                estimate_usd: r.try_get("estimate_usd")?,
+            })
+        })
+        .collect::<std::result::Result<_, sqlx::Error>>()?;
+    Ok(claims)
+}
