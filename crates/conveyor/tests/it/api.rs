@@ -85,27 +85,13 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     let (s, p) = call(&d, "POST", "/api/projects", Some(demo.clone())).await;
     assert_eq!(s, StatusCode::CREATED, "{p}");
     assert_eq!(p["main_branch"], "main");
-    assert_code(
-        &call(
-            &d,
-            "POST",
-            "/api/projects",
-            Some(json!({"name": "x", "repo_path": "/nope"})),
-        )
-        .await,
-        StatusCode::BAD_REQUEST,
-        "bad_request",
-    );
-    assert_code(
-        &call(&d, "POST", "/api/projects", Some(json!({"name": 1}))).await,
-        StatusCode::BAD_REQUEST,
-        "bad_request",
-    );
-    assert_code(
-        &call(&d, "POST", "/api/projects", Some(demo)).await,
-        StatusCode::CONFLICT,
-        "exists",
-    );
+    let nope = json!({"name": "x", "repo_path": "/nope"});
+    let r = call(&d, "POST", "/api/projects", Some(nope)).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    let r = call(&d, "POST", "/api/projects", Some(json!({"name": 1}))).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    let r = call(&d, "POST", "/api/projects", Some(demo)).await;
+    assert_code(&r, StatusCode::CONFLICT, "exists");
 
     let (s, l) = call(
         &d,
@@ -147,11 +133,8 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 1));
     let (s, v) = call(&d, "GET", "/api/lines?state=accepted", None).await;
     assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 0));
-    assert_code(
-        &call(&d, "GET", "/api/lines?state=bogus", None).await,
-        StatusCode::BAD_REQUEST,
-        "bad_request",
-    );
+    let r = call(&d, "GET", "/api/lines?state=bogus", None).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
     let (s, v) = call(
         &d,
         "GET",
@@ -166,27 +149,13 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
         v["journal"].is_array() && v["budget"]["cost_usd"].is_number(),
         "{v}"
     );
-    assert_code(
-        &call(&d, "GET", "/api/lines/nope", None).await,
-        StatusCode::NOT_FOUND,
-        "not_found",
-    );
-    assert_code(
-        &call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await,
-        StatusCode::CONFLICT,
-        "invalid_state",
-    );
-    assert_code(
-        &call(
-            &d,
-            "POST",
-            &format!("/api/lines/{id}/remarks"),
-            Some(json!({"text": "x"})),
-        )
-        .await,
-        StatusCode::CONFLICT,
-        "invalid_state",
-    );
+    let r = call(&d, "GET", "/api/lines/nope", None).await;
+    assert_code(&r, StatusCode::NOT_FOUND, "not_found");
+    let r = call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await;
+    assert_code(&r, StatusCode::CONFLICT, "invalid_state");
+    let remarks = format!("/api/lines/{id}/remarks");
+    let r = call(&d, "POST", &remarks, Some(json!({"text": "x"}))).await;
+    assert_code(&r, StatusCode::CONFLICT, "invalid_state");
     let (s, v) = call(&d, "POST", &format!("/api/lines/{id}/cancel"), None).await;
     assert_eq!(
         (s, v["state"].as_str()),
@@ -217,11 +186,8 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     ] {
         assert!(v["paths"].get(path).is_some(), "openapi lacks {path}");
     }
-    assert_code(
-        &call(&d, "GET", "/api/nothing-here", None).await,
-        StatusCode::NOT_FOUND,
-        "not_found",
-    );
+    let r = call(&d, "GET", "/api/nothing-here", None).await;
+    assert_code(&r, StatusCode::NOT_FOUND, "not_found");
     d.stop().await;
 }
 
@@ -242,11 +208,8 @@ async fn accept_refuses_to_delete_unmerged_work() {
         .execute(&d.handle().shared().store.pool)
         .await
         .unwrap();
-    assert_code(
-        &call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await,
-        StatusCode::CONFLICT,
-        "unmerged_commits",
-    );
+    let r = call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await;
+    assert_code(&r, StatusCode::CONFLICT, "unmerged_commits");
     assert!(git(d.repo(), &["branch", "--list", branch]).contains(branch));
     // Once main holds it, accept deletes the branch.
     git(d.repo(), &["merge", "-q", "--no-edit", branch]);
@@ -290,24 +253,10 @@ async fn questions_are_answered_with_an_option_or_text() {
     let (_, r) = call(&d, "GET", "/api/review", None).await;
     let q = &r["projects"][0]["unvalidated"][0];
     let qid = q["id"].as_str().unwrap();
-    assert_code(
-        &call(
-            &d,
-            "POST",
-            &format!("/api/questions/{qid}/answer"),
-            Some(json!({"option": "mysql"})),
-        )
-        .await,
-        StatusCode::BAD_REQUEST,
-        "bad_request",
-    );
-    let (s, v) = call(
-        &d,
-        "POST",
-        &format!("/api/questions/{qid}/answer"),
-        Some(json!({"option": "pg"})),
-    )
-    .await;
+    let answer = format!("/api/questions/{qid}/answer");
+    let r = call(&d, "POST", &answer, Some(json!({"option": "mysql"}))).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    let (s, v) = call(&d, "POST", &answer, Some(json!({"option": "pg"}))).await;
     assert_eq!(
         (s, v["status"].as_str(), v["answer"].as_str()),
         (StatusCode::OK, Some("answered"), Some("pg"))

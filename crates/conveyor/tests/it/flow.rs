@@ -203,13 +203,7 @@ async fn a_first_step_whose_started_session_was_lost_stops_the_line_for_anton() 
         "{:?}",
         l.line.reason
     );
-    assert!(
-        !d.mock()
-            .requests(&session)
-            .await
-            .iter()
-            .any(|e| e["attempt"] == 2)
-    );
+    assert!(!a_second_attempt_ran(d.mock(), &session).await);
     d.stop().await;
 }
 
@@ -242,12 +236,14 @@ async fn a_lost_session_after_a_finished_step_stops_the_line_for_anton() {
     let l = wait_state(d.client(), &line.id, LineState::NeedsHuman, 120).await;
     assert!(l.line.reason.unwrap().contains("session is gone"));
     // Nothing was sent after the restart: no new conversation under the line's id.
-    assert!(
-        !d.mock()
-            .requests(&s)
-            .await
-            .iter()
-            .any(|e| e["attempt"] == 2)
-    );
+    assert!(!a_second_attempt_ran(d.mock(), &s).await);
     d.stop().await;
+}
+
+/// Whether the mock saw a request of `session` from a step's second attempt.
+async fn a_second_attempt_ran(mock: &Mock, session: &str) -> bool {
+    mock.requests(session)
+        .await
+        .iter()
+        .any(|e| e["attempt"] == 2)
 }
