@@ -1,19 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Event } from './generated/conveyor';
+import { ev } from '../test/fixtures';
 import { i18n } from './i18n/index.svelte';
 import { noticeFor } from './notify';
-
-const ev = (over: Partial<Event>): Event => ({
-  seq: 1,
-  kind: 'line',
-  line_id: 'l1',
-  project_id: null,
-  step_n: null,
-  state: null,
-  detail: null,
-  at: '2026-11-29T23:00:00Z',
-  ...over,
-});
 
 const running = { title: 'Кнопка входа', state: 'running' as const };
 

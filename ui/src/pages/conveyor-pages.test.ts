@@ -2,7 +2,8 @@ import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
 import { tick } from 'svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../test/conveyor-ipc';
-import type { Line, LineDetail, LineDiff, Question } from '../lib/generated/conveyor';
+import { detail, entry, line as plainLine, noTokens, project, question, step } from '../test/fixtures';
+import type { Line, LineDetail, LineDiff } from '../lib/generated/conveyor';
 
 vi.mock('../lib/ipc', async (orig) => (await import('../test/conveyor-ipc')).mockIpc(await orig()));
 const api = conveyorMock(await import('../lib/ipc'));
@@ -14,36 +15,27 @@ const Lines = (await import('./Lines.svelte')).default;
 const Review = (await import('./Review.svelte')).default;
 const ConveyorSettings = (await import('../components/ConveyorSettings.svelte')).default;
 
-const line = (id: string, state: Line['state'], over: Partial<Line> = {}): Line => ({
-  id,
-  project_id: 'p1',
-  title: `line ${id}`,
-  task: 'do it',
-  priority: 2,
-  state,
-  level: null,
-  session_id: 's',
-  branch: `line/${id}`,
-  reason: null,
-  park_until: null,
-  steps: [
-    { id: 's1', n: 1, kind: 'planner', title: 'plan', state: 'done', attempts: 1, cost_usd: 0.12, tokens: { input: 1, output: 1, cache_read: 0, cache_write: 0 }, error: null, duration_ms: 65000 },
-    { id: 's2', n: 2, kind: 'executor', title: 'write', state: 'failed', attempts: 2, cost_usd: 0.3, tokens: { input: 1, output: 1, cache_read: 0, cache_write: 0 }, error: 'check failed', duration_ms: null },
-  ],
-  cost_usd: 0.42,
-  created_at: '2026-11-29T20:00:00Z',
-  updated_at: '2026-11-29T20:00:00Z',
-  ...over,
-});
+/** A line at priority 2 whose planner is done and whose executor failed. */
+const line = (id: string, state: Line['state'], over: Partial<Line> = {}): Line =>
+  plainLine(id, state, {
+    priority: 2,
+    steps: [
+      step({ kind: 'planner', title: 'plan', cost_usd: 0.12, duration_ms: 65000 }),
+      step({ id: 's2', n: 2, title: 'write', state: 'failed', attempts: 2, cost_usd: 0.3, error: 'check failed' }),
+    ],
+    cost_usd: 0.42,
+    ...over,
+  });
 
-const detailOf = (l: Line): LineDetail => ({
-  ...l,
-  journal: [
-    { id: 1, line_id: l.id, step_id: null, kind: 'decided', text: 'Used port 8080', options: [], default: null, why: 'free', reversible: true, expensive: false, valid: true, error: null, raw: '{}', created_at: 'x' },
-    { id: 2, line_id: l.id, step_id: null, kind: null, text: null, options: [], default: null, why: null, reversible: null, expensive: null, valid: false, error: 'expected value', raw: '{oops', created_at: 'x' },
-  ],
-  budget: { cost_usd: 0.42, runs: 3, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 } },
-});
+/** The line with a decision and a malformed entry in its journal. */
+const detailOf = (l: Line): LineDetail =>
+  detail(l, {
+    journal: [
+      entry({ line_id: l.id, why: 'free' }),
+      entry({ id: 2, line_id: l.id, kind: null, text: null, why: null, reversible: null, expensive: null, valid: false, error: 'expected value', raw: '{oops' }),
+    ],
+    budget: { cost_usd: 0.42, runs: 3, tokens: noTokens },
+  });
 
 const diff: LineDiff = {
   base: 'abc',
@@ -59,22 +51,6 @@ const diff: LineDiff = {
   ],
 };
 
-const question = (over: Partial<Question> = {}): Question => ({
-  id: 'q1',
-  line_id: 'a',
-  project_id: 'p1',
-  text: 'Which port?',
-  options: ['8080', '9090'],
-  default: '8080',
-  why: 'two services want 8080',
-  reversible: true,
-  expensive: false,
-  status: 'unvalidated',
-  answer: null,
-  created_at: '2026-11-29T21:00:00Z',
-  ...over,
-});
-
 const flush = async () => {
   for (let i = 0; i < 5; i++) {
     await Promise.resolve();
@@ -85,7 +61,7 @@ const flush = async () => {
 beforeEach(() => {
   vi.resetAllMocks();
   i18n.lang = 'ru';
-  api.projects.mockResolvedValue([{ id: 'p1', name: 'shop', repo_path: '/r', main_branch: 'main', created_at: 'x' }]);
+  api.projects.mockResolvedValue([project()]);
   api.notify.mockResolvedValue(undefined);
   api.lines.mockResolvedValue([]);
   api.review.mockResolvedValue({ projects: [] });
@@ -168,8 +144,9 @@ describe('Lines page', () => {
 
   it('queues a line and adds a project from the forms', async () => {
     const store = new ConveyorStore();
+    const blog = project({ id: 'p2', name: 'blog', repo_path: '/srv/blog', main_branch: 'trunk' });
     api.lines.mockResolvedValue([]);
-    api.createProject.mockResolvedValue({ id: 'p2', name: 'blog', repo_path: '/srv/blog', main_branch: 'trunk', created_at: 'x' });
+    api.createProject.mockResolvedValue(blog);
     api.createLine.mockResolvedValue(line('n', 'queued'));
     await store.loadProjects();
     render(Lines, { store });
@@ -177,10 +154,7 @@ describe('Lines page', () => {
     await fireEvent.input(screen.getByTestId('project-name'), { target: { value: 'blog' } });
     await fireEvent.input(screen.getByTestId('project-repo'), { target: { value: '/srv/blog' } });
     await fireEvent.input(screen.getByTestId('project-main'), { target: { value: 'trunk' } });
-    api.projects.mockResolvedValue([
-      { id: 'p1', name: 'shop', repo_path: '/r', main_branch: 'main', created_at: 'x' },
-      { id: 'p2', name: 'blog', repo_path: '/srv/blog', main_branch: 'trunk', created_at: 'x' },
-    ]);
+    api.projects.mockResolvedValue([project(), blog]);
     await fireEvent.click(screen.getByTestId('project-add'));
     await flush();
     expect(api.createProject).toHaveBeenCalledWith({ name: 'blog', repo_path: '/srv/blog', main_branch: 'trunk' });
@@ -225,7 +199,7 @@ describe('Review page', () => {
           unvalidated: [question()],
           answered: [],
           decided: [
-            { id: 9, line_id: 'a', step_id: null, kind: 'decided', text: 'Kept the old API', options: [], default: null, why: null, reversible: true, expensive: false, valid: true, error: null, raw: '{}', created_at: 'x' },
+            entry({ id: 9, text: 'Kept the old API' }),
           ],
         },
       ],

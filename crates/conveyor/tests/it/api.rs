@@ -9,36 +9,22 @@ use tower::ServiceExt;
 
 use crate::support::*;
 
-struct Api {
-    _tmp: tempfile::TempDir,
-    handle: conveyor::ServerHandle,
-    repo: std::path::PathBuf,
-}
-
 /// A daemon that serves the API but starts no line.
-async fn api_only() -> Api {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    make_repo(&repo, &[("a.txt", "a\n")]);
-    let cfg = config(
-        &tmp.path().join("data"),
-        std::path::Path::new("/nonexistent/claude"),
-        None,
-        "run_lines = false",
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    Api {
-        _tmp: tmp,
-        handle,
-        repo,
-    }
+async fn api_only() -> Daemon {
+    Daemon::builder().config("run_lines = false").start().await
 }
 
-async fn call(
-    api: &Api,
+/// One request through the router, with the token.
+async fn call(d: &Daemon, method: &str, uri: &str, body: Option<Value>) -> (StatusCode, Value) {
+    call_as(d, Some(TOKEN), method, uri, body).await
+}
+
+/// One request through the router, with this token or none.
+async fn call_as(
+    d: &Daemon,
+    token: Option<&str>,
     method: &str,
     uri: &str,
-    token: Option<&str>,
     body: Option<Value>,
 ) -> (StatusCode, Value) {
     let mut req = Request::builder().method(method).uri(uri);
@@ -52,7 +38,7 @@ async fn call(
             .unwrap(),
         None => req.body(Body::empty()).unwrap(),
     };
-    let resp = conveyor::api::app(api.handle.shared().clone())
+    let resp = conveyor::api::app(d.handle().shared().clone())
         .oneshot(req)
         .await
         .unwrap();
@@ -62,23 +48,16 @@ async fn call(
     (status, v)
 }
 
-async fn project(api: &Api) -> Value {
-    let (s, p) = call(
-        api,
-        "POST",
-        "/api/projects",
-        Some(TOKEN),
-        Some(json!({"name": "demo", "repo_path": api.repo.display().to_string()})),
-    )
-    .await;
-    assert_eq!(s, StatusCode::CREATED, "{p}");
-    p
+/// The response is an error with this status and `code`.
+#[track_caller]
+fn assert_code((s, v): &(StatusCode, Value), status: StatusCode, code: &str) {
+    assert_eq!((*s, v["code"].as_str()), (status, Some(code)), "{v}");
 }
 
 #[tokio::test]
 async fn every_route_but_health_needs_the_token() {
-    let api = api_only().await;
-    let (s, v) = call(&api, "GET", "/api/health", None, None).await;
+    let mut d = api_only().await;
+    let (s, v) = call_as(&d, None, "GET", "/api/health", None).await;
     assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("ok")));
     for (m, uri) in [
         ("GET", "/api/projects"),
@@ -90,62 +69,34 @@ async fn every_route_but_health_needs_the_token() {
         ("GET", "/api/events"),
         ("GET", "/api/openapi.json"),
     ] {
-        let (s, v) = call(&api, m, uri, None, None).await;
+        let (s, v) = call_as(&d, None, m, uri, None).await;
         assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
         assert_eq!(v["code"], "unauthorized");
-        let (s, _) = call(&api, m, uri, Some("wrong-token"), None).await;
+        let (s, _) = call_as(&d, Some("wrong-token"), m, uri, None).await;
         assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
     }
-    api.handle.stop().await;
+    d.stop().await;
 }
 
 #[tokio::test]
 async fn projects_and_lines_crud_with_stable_error_codes() {
-    let api = api_only().await;
-    let p = project(&api).await;
+    let mut d = api_only().await;
+    let demo = json!({"name": "demo", "repo_path": d.repo().display().to_string()});
+    let (s, p) = call(&d, "POST", "/api/projects", Some(demo.clone())).await;
+    assert_eq!(s, StatusCode::CREATED, "{p}");
     assert_eq!(p["main_branch"], "main");
-    let (s, v) = call(
-        &api,
-        "POST",
-        "/api/projects",
-        Some(TOKEN),
-        Some(json!({"name": "x", "repo_path": "/nope"})),
-    )
-    .await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::BAD_REQUEST, Some("bad_request"))
-    );
-    let (s, v) = call(
-        &api,
-        "POST",
-        "/api/projects",
-        Some(TOKEN),
-        Some(json!({"name": 1})),
-    )
-    .await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::BAD_REQUEST, Some("bad_request"))
-    );
-    let (s, v) = call(
-        &api,
-        "POST",
-        "/api/projects",
-        Some(TOKEN),
-        Some(json!({"name": "demo", "repo_path": api.repo.display().to_string()})),
-    )
-    .await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::CONFLICT, Some("exists"))
-    );
+    let nope = json!({"name": "x", "repo_path": "/nope"});
+    let r = call(&d, "POST", "/api/projects", Some(nope)).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    let r = call(&d, "POST", "/api/projects", Some(json!({"name": 1}))).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    let r = call(&d, "POST", "/api/projects", Some(demo)).await;
+    assert_code(&r, StatusCode::CONFLICT, "exists");
 
     let (s, l) = call(
-        &api,
+        &d,
         "POST",
         "/api/lines",
-        Some(TOKEN),
         Some(json!({"project_id": p["id"], "title": "t", "task": "do it"})),
     )
     .await;
@@ -171,81 +122,47 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     let id = l["id"].as_str().unwrap().to_string();
 
     let (s, v) = call(
-        &api,
+        &d,
         "PATCH",
         &format!("/api/lines/{id}"),
-        Some(TOKEN),
         Some(json!({"priority": 9})),
     )
     .await;
     assert_eq!((s, v["priority"].as_i64()), (StatusCode::OK, Some(9)));
-    let (s, v) = call(&api, "GET", "/api/lines?state=queued", Some(TOKEN), None).await;
+    let (s, v) = call(&d, "GET", "/api/lines?state=queued", None).await;
     assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 1));
-    let (s, v) = call(&api, "GET", "/api/lines?state=accepted", Some(TOKEN), None).await;
+    let (s, v) = call(&d, "GET", "/api/lines?state=accepted", None).await;
     assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 0));
-    let (s, v) = call(&api, "GET", "/api/lines?state=bogus", Some(TOKEN), None).await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::BAD_REQUEST, Some("bad_request"))
-    );
+    let r = call(&d, "GET", "/api/lines?state=bogus", None).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
     let (s, v) = call(
-        &api,
+        &d,
         "GET",
         &format!("/api/lines?project={}", p["id"].as_str().unwrap()),
-        Some(TOKEN),
         None,
     )
     .await;
     assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 1));
-    let (s, v) = call(&api, "GET", &format!("/api/lines/{id}"), Some(TOKEN), None).await;
+    let (s, v) = call(&d, "GET", &format!("/api/lines/{id}"), None).await;
     assert_eq!(s, StatusCode::OK);
     assert!(
         v["journal"].is_array() && v["budget"]["cost_usd"].is_number(),
         "{v}"
     );
-    let (s, v) = call(&api, "GET", "/api/lines/nope", Some(TOKEN), None).await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::NOT_FOUND, Some("not_found"))
-    );
-    let (s, v) = call(
-        &api,
-        "POST",
-        &format!("/api/lines/{id}/accept"),
-        Some(TOKEN),
-        None,
-    )
-    .await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::CONFLICT, Some("invalid_state"))
-    );
-    let (s, v) = call(
-        &api,
-        "POST",
-        &format!("/api/lines/{id}/remarks"),
-        Some(TOKEN),
-        Some(json!({"text": "x"})),
-    )
-    .await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::CONFLICT, Some("invalid_state"))
-    );
-    let (s, v) = call(
-        &api,
-        "POST",
-        &format!("/api/lines/{id}/cancel"),
-        Some(TOKEN),
-        None,
-    )
-    .await;
+    let r = call(&d, "GET", "/api/lines/nope", None).await;
+    assert_code(&r, StatusCode::NOT_FOUND, "not_found");
+    let r = call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await;
+    assert_code(&r, StatusCode::CONFLICT, "invalid_state");
+    let remarks = format!("/api/lines/{id}/remarks");
+    let r = call(&d, "POST", &remarks, Some(json!({"text": "x"}))).await;
+    assert_code(&r, StatusCode::CONFLICT, "invalid_state");
+    let (s, v) = call(&d, "POST", &format!("/api/lines/{id}/cancel"), None).await;
     assert_eq!(
         (s, v["state"].as_str()),
         (StatusCode::OK, Some("cancelled"))
     );
 
-    let (s, v) = call(&api, "GET", "/api/budget", Some(TOKEN), None).await;
+    let (s, v) = call(&d, "GET", "/api/budget", None).await;
     assert_eq!(s, StatusCode::OK);
     assert_eq!(v["pools"][0]["kind"], "window");
     assert_eq!(v["pools"][0]["span_secs"], 18000);
@@ -253,12 +170,12 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     assert_eq!(v["pools"].as_array().map(Vec::len), Some(1), "{v}");
     assert_eq!(v["kinds"].as_array().map(Vec::len), Some(7), "{v}");
     assert_eq!(v["misses"]["total"], 0);
-    let (s, v) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
+    let (s, v) = call(&d, "GET", "/api/review", None).await;
     assert_eq!(
         (s, v["projects"].as_array().map(Vec::len)),
         (StatusCode::OK, Some(0))
     );
-    let (s, v) = call(&api, "GET", "/api/openapi.json", Some(TOKEN), None).await;
+    let (s, v) = call(&d, "GET", "/api/openapi.json", None).await;
     assert_eq!(s, StatusCode::OK);
     for path in [
         "/api/lines",
@@ -269,136 +186,83 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     ] {
         assert!(v["paths"].get(path).is_some(), "openapi lacks {path}");
     }
-    let (s, v) = call(&api, "GET", "/api/nothing-here", Some(TOKEN), None).await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::NOT_FOUND, Some("not_found"))
-    );
-    api.handle.stop().await;
+    let r = call(&d, "GET", "/api/nothing-here", None).await;
+    assert_code(&r, StatusCode::NOT_FOUND, "not_found");
+    d.stop().await;
 }
 
 #[tokio::test]
 async fn accept_refuses_to_delete_unmerged_work() {
-    let api = api_only().await;
-    let p = project(&api).await;
-    let (_, l) = call(
-        &api,
-        "POST",
-        "/api/lines",
-        Some(TOKEN),
-        Some(json!({"project_id": p["id"], "title": "t", "task": "x"})),
-    )
-    .await;
-    let id = l["id"].as_str().unwrap();
-    let branch = l["branch"].as_str().unwrap();
+    let mut d = api_only().await;
+    let l = d.line("t", "x").await;
+    let id = l.id.as_str();
+    let branch = l.branch.as_str();
     // The line's branch holds a commit main lacks; the line claims to be done.
-    git(&api.repo, &["checkout", "-q", "-b", branch]);
-    std::fs::write(api.repo.join("b.txt"), "b\n").unwrap();
-    git(&api.repo, &["add", "-A"]);
-    git(&api.repo, &["commit", "-qm", "unmerged"]);
-    git(&api.repo, &["checkout", "-q", "main"]);
+    git(d.repo(), &["checkout", "-q", "-b", branch]);
+    std::fs::write(d.repo().join("b.txt"), "b\n").unwrap();
+    git(d.repo(), &["add", "-A"]);
+    git(d.repo(), &["commit", "-qm", "unmerged"]);
+    git(d.repo(), &["checkout", "-q", "main"]);
     sqlx::query("UPDATE lines SET state = 'awaiting_acceptance' WHERE id = ?")
         .bind(id)
-        .execute(&api.handle.shared().store.pool)
+        .execute(&d.handle().shared().store.pool)
         .await
         .unwrap();
-    let (s, v) = call(
-        &api,
-        "POST",
-        &format!("/api/lines/{id}/accept"),
-        Some(TOKEN),
-        None,
-    )
-    .await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::CONFLICT, Some("unmerged_commits")),
-        "{v}"
-    );
-    assert!(git(&api.repo, &["branch", "--list", branch]).contains(branch));
+    let r = call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await;
+    assert_code(&r, StatusCode::CONFLICT, "unmerged_commits");
+    assert!(git(d.repo(), &["branch", "--list", branch]).contains(branch));
     // Once main holds it, accept deletes the branch.
-    git(&api.repo, &["merge", "-q", "--no-edit", branch]);
-    let (s, v) = call(
-        &api,
-        "POST",
-        &format!("/api/lines/{id}/accept"),
-        Some(TOKEN),
-        None,
-    )
-    .await;
+    git(d.repo(), &["merge", "-q", "--no-edit", branch]);
+    let (s, v) = call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await;
     assert_eq!(
         (s, v["state"].as_str()),
         (StatusCode::OK, Some("accepted")),
         "{v}"
     );
     assert!(
-        git(&api.repo, &["branch", "--list", branch])
+        git(d.repo(), &["branch", "--list", branch])
             .trim()
             .is_empty()
     );
-    api.handle.stop().await;
+    d.stop().await;
 }
 
 #[tokio::test]
 async fn questions_are_answered_with_an_option_or_text() {
-    let api = api_only().await;
-    let p = project(&api).await;
-    let (_, l) = call(
-        &api,
-        "POST",
-        "/api/lines",
-        Some(TOKEN),
-        Some(json!({"project_id": p["id"], "title": "t", "task": "x"})),
-    )
-    .await;
-    let id = l["id"].as_str().unwrap();
-    let journal = api.handle.shared().line_dir(id).join("journal.jsonl");
+    let mut d = api_only().await;
+    let l = d.line("t", "x").await;
+    let id = l.id.as_str();
+    let journal = d.handle().shared().line_dir(id).join("journal.jsonl");
     std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
     std::fs::write(
         &journal,
         "{\"kind\":\"question\",\"text\":\"Which DB?\",\"options\":[\"sqlite\",\"pg\"],\"default\":\"sqlite\"}\n{broken\n",
     )
     .unwrap();
-    conveyor::line::ingest_journal(api.handle.shared(), id, None)
+    conveyor::line::ingest_journal(d.handle().shared(), id, None)
         .await
         .unwrap();
     // Ingesting again stores nothing twice.
-    conveyor::line::ingest_journal(api.handle.shared(), id, None)
+    conveyor::line::ingest_journal(d.handle().shared(), id, None)
         .await
         .unwrap();
-    let (_, v) = call(&api, "GET", &format!("/api/lines/{id}"), Some(TOKEN), None).await;
+    let (_, v) = call(&d, "GET", &format!("/api/lines/{id}"), None).await;
     assert_eq!(v["journal"].as_array().unwrap().len(), 2);
     assert_eq!(v["journal"][1]["valid"], false);
     assert_eq!(v["journal"][1]["raw"], "{broken");
-    let (_, r) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
+    let (_, r) = call(&d, "GET", "/api/review", None).await;
     let q = &r["projects"][0]["unvalidated"][0];
     let qid = q["id"].as_str().unwrap();
-    let (s, v) = call(
-        &api,
-        "POST",
-        &format!("/api/questions/{qid}/answer"),
-        Some(TOKEN),
-        Some(json!({"option": "mysql"})),
-    )
-    .await;
-    assert_eq!(
-        (s, v["code"].as_str()),
-        (StatusCode::BAD_REQUEST, Some("bad_request"))
-    );
-    let (s, v) = call(
-        &api,
-        "POST",
-        &format!("/api/questions/{qid}/answer"),
-        Some(TOKEN),
-        Some(json!({"option": "pg"})),
-    )
-    .await;
+    let answer = format!("/api/questions/{qid}/answer");
+    let r = call(&d, "POST", &answer, Some(json!({"option": "mysql"}))).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    let (s, v) = call(&d, "POST", &answer, Some(json!({"option": "pg"}))).await;
     assert_eq!(
         (s, v["status"].as_str(), v["answer"].as_str()),
         (StatusCode::OK, Some("answered"), Some("pg"))
     );
     // The morning page still shows it, as answered, no longer open.
-    let (_, r) = call(&api, "GET", "/api/review", Some(TOKEN), None).await;
+    let (_, r) = call(&d, "GET", "/api/review", None).await;
     let block = &r["projects"][0];
     assert_eq!(
         block["unvalidated"].as_array().map(Vec::len),
@@ -407,23 +271,22 @@ async fn questions_are_answered_with_an_option_or_text() {
     );
     assert_eq!(block["answered"][0]["id"].as_str(), Some(qid), "{r}");
     assert_eq!(block["answered"][0]["answer"].as_str(), Some("pg"), "{r}");
-    api.handle.stop().await;
+    d.stop().await;
 }
 
 #[tokio::test]
 async fn over_a_real_port_with_the_client_and_sse() {
-    let api = api_only().await;
-    let base = format!("http://{}", api.handle.addr);
-    let anon = Client::new(&base, None);
+    let mut d = api_only().await;
+    let anon = Client::new(d.url(), None);
     assert_eq!(anon.health().await.unwrap().status, "ok");
     let e = anon.projects().await.unwrap_err();
     assert_eq!(e.code(), Some("unauthorized"));
-    let c = Client::new(&base, Some(TOKEN.into()));
+    let c = d.client();
     let mut events = c.events().await.unwrap();
     let p = c
         .create_project(&NewProject {
             name: "real".into(),
-            repo_path: api.repo.display().to_string(),
+            repo_path: d.repo().display().to_string(),
             main_branch: None,
         })
         .await
@@ -460,29 +323,22 @@ async fn over_a_real_port_with_the_client_and_sse() {
         1
     );
     assert_eq!(c.set_priority(&l.id, 3).await.unwrap().priority, 3);
-    api.handle.stop().await;
+    d.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
-    let api = api_only().await;
-    let base = format!("http://{}", api.handle.addr);
-    let c = Client::new(&base, Some(TOKEN.into()));
-    let p = c
-        .create_project(&NewProject {
-            name: "many".into(),
-            repo_path: api.repo.display().to_string(),
-            main_branch: None,
-        })
-        .await
-        .unwrap();
+    let mut d = api_only().await;
+    let base = d.url();
+    let c = d.client();
+    let p = d.project().await;
     // More than one default page (200).
     const N: usize = 230;
     let mut ids = std::collections::BTreeSet::new();
     for i in 0..N {
         let l = c
             .create_line(&NewLine {
-                project_id: p.id.clone(),
+                project_id: p.into(),
                 title: format!("line {i}"),
                 task: "x".into(),
                 priority: Some(i32::try_from(i % 3).unwrap()),
@@ -494,7 +350,7 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     // The first page says how many there are and where the next page starts.
     let http = reqwest::Client::new();
     let first = http
-        .get(format!("{base}/api/lines?project={}", p.id))
+        .get(format!("{base}/api/lines?project={}", p))
         .bearer_auth(TOKEN)
         .send()
         .await
@@ -510,7 +366,7 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
         link,
         format!(
             "</api/lines?limit=200&offset=200&project={}>; rel=\"next\"",
-            p.id
+            p
         )
     );
     assert_eq!(first.json::<Vec<Value>>().await.unwrap().len(), 200);
@@ -526,7 +382,7 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     assert_eq!(h(&last, "link"), None);
     assert_eq!(last.json::<Vec<Value>>().await.unwrap().len(), 30);
     // The client follows the pages: every line, once.
-    let all = c.lines(None, Some(&p.id)).await.unwrap();
+    let all = c.lines(None, Some(p)).await.unwrap();
     assert_eq!(all.len(), N);
     let got: std::collections::BTreeSet<String> = all.into_iter().map(|l| l.id).collect();
     assert_eq!(got, ids);
@@ -535,7 +391,7 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     let mut offset = 0;
     loop {
         let page = c
-            .lines_page(Some(LineState::Queued), Some(&p.id), Some(7), offset)
+            .lines_page(Some(LineState::Queued), Some(p), Some(7), offset)
             .await
             .unwrap();
         assert_eq!(page.total, N as u64);
@@ -550,7 +406,7 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     assert_eq!(paged, ids);
     // A filter that matches nothing: total 0, no next page.
     let none = c
-        .lines_page(Some(LineState::Accepted), Some(&p.id), None, 0)
+        .lines_page(Some(LineState::Accepted), Some(p), None, 0)
         .await
         .unwrap();
     assert_eq!(
@@ -558,7 +414,7 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
         (0, 0, None)
     );
     // The OpenAPI document describes the paging.
-    let (_, doc) = call(&api, "GET", "/api/openapi.json", Some(TOKEN), None).await;
+    let (_, doc) = call(&d, "GET", "/api/openapi.json", None).await;
     let get = &doc["paths"]["/api/lines"]["get"];
     let params: Vec<&str> = get["parameters"]
         .as_array()
@@ -574,15 +430,15 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     for k in ["X-Total-Count", "X-Next-Offset", "Link"] {
         assert!(headers.get(k).is_some(), "openapi lacks header {k}: {get}");
     }
-    api.handle.stop().await;
+    d.stop().await;
 }
 
 /// `conveyord budget` prints the running daemon's budget; with a wrong token it fails and says
 /// why.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conveyord_budget_prints_the_pools_kinds_and_misses() {
-    let api = api_only().await;
-    let url = format!("http://{}", api.handle.addr);
+    let mut d = api_only().await;
+    let url = d.url().to_string();
     let run = |token: &'static str| {
         let url = url.clone();
         tokio::task::spawn_blocking(move || {
@@ -609,5 +465,5 @@ async fn conveyord_budget_prints_the_pools_kinds_and_misses() {
     assert!(!bad.status.success());
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("401"), "{err}");
-    api.handle.stop().await;
+    d.stop().await;
 }

@@ -3,73 +3,10 @@
 //! left running from before the crash is found and stopped, and the interrupted step is resumed
 //! in its session from its checkpoint.
 
-use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-
-use conveyor_api::{Client, LineState, NewLine, NewProject, StepState};
+use conveyor_api::{LineState, StepState};
 use serde_json::{Value, json};
 
 use crate::support::*;
-
-struct Daemon {
-    child: Child,
-    client: Client,
-}
-
-fn spawn_daemon(config: &Path, log: &Path) -> Daemon {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_conveyord"))
-        .args(["serve", "--config"])
-        .arg(config)
-        .env("RUST_LOG", "info")
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let log = log.to_path_buf();
-    std::thread::spawn(move || {
-        let mut out = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-            .unwrap();
-        let mut sent = false;
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            let _ = writeln!(out, "{line}");
-            if !sent && let Some(i) = line.find("addr=") {
-                let addr: String = line[i + 5..]
-                    .chars()
-                    .take_while(|c| !c.is_whitespace())
-                    .collect();
-                let _ = tx.send(addr);
-                sent = true;
-            }
-        }
-    });
-    let Ok(addr) = rx.recv_timeout(std::time::Duration::from_secs(30)) else {
-        let _ = child.kill();
-        let _ = child.wait();
-        panic!("conveyord did not start listening");
-    };
-    Daemon {
-        child,
-        client: Client::new(format!("http://{addr}"), Some(TOKEN.into())),
-    }
-}
-
-impl Daemon {
-    /// SIGKILL, as `kill -9` does.
-    fn kill9(self) {}
-}
-
-impl Drop for Daemon {
-    fn drop(&mut self) {
-        let _ = self.child.kill(); // SIGKILL
-        let _ = self.child.wait();
-    }
-}
 
 async fn wait_request(mock: &Mock, session: &str, step: i64, attempt: i64, turn: i64) {
     wait_for(
@@ -92,75 +29,39 @@ fn agents_of(step_id: &str) -> Vec<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_at_several_points_loses_nothing_and_reruns_no_finished_step() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    make_repo(
-        &repo,
-        &[
+    let mut d = Daemon::builder()
+        .files(&[
             ("a.txt", "a\n"),
             (
                 ".conveyor.toml",
                 "regression = \"grep -q A a.txt && test -f b.txt\"\n",
             ),
-        ],
-    );
-    let mock = Mock::start();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let data = tmp.path().join("data");
-    let cfg_path = tmp.path().join("conveyor.toml");
-    std::fs::write(
-        &cfg_path,
-        config_toml(
-            &data,
-            &claude_bin(),
-            Some(agent_env(&mock, &home, false)),
-            "",
-        ),
-    )
-    .unwrap();
-    let log = tmp.path().join("conveyord.log");
-
-    let d = spawn_daemon(&cfg_path, &log);
-    let p = d
-        .client
-        .create_project(&NewProject {
-            name: "p".into(),
-            repo_path: repo.display().to_string(),
-            main_branch: None,
-        })
-        .await
-        .unwrap();
-    let line = d
-        .client
-        .create_line(&NewLine {
-            project_id: p.id,
-            title: "crash".into(),
-            task: "change a.txt and add b.txt".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+        ])
+        .mock()
+        .spawn()
+        .await;
+    let line = d.line("crash", "change a.txt and add b.txt").await;
     let s = line.session_id.clone();
     let plan = json!({"steps": [
         {"title": "a", "task": "A in a.txt", "checks": [{"cmd": "grep -q A a.txt"}]},
         {"title": "b", "task": "add b.txt", "checks": [{"cmd": "test -f b.txt"}]}
     ]});
-    mock.script(
-        &s,
-        json!({
-            "1.1": [write_plan(&plan), {"text": "planned", "hold": true}],
-            "1": [write_plan(&plan), text("planned again")],
-            "2.1": [bash("echo partial > partial.txt"), {"text": "x", "hold": true}],
-            "2": [write("a.txt", "A\n"), text("a done")],
-            "3": [write("b.txt", "B\n"), text("b done")],
-        }),
-    )
-    .await;
+    d.mock()
+        .script(
+            &s,
+            json!({
+                "1.1": [write_plan(&plan), {"text": "planned", "hold": true}],
+                "1": [write_plan(&plan), text("planned again")],
+                "2.1": [bash("echo partial > partial.txt"), {"text": "x", "hold": true}],
+                "2": [write("a.txt", "A\n"), text("a done")],
+                "3": [write("b.txt", "B\n"), text("b done")],
+            }),
+        )
+        .await;
 
     // Kill point 1: the planner (the session's first step) is mid-run, after system/init.
-    wait_request(&mock, &s, 1, 1, 1).await;
-    let step1 = d.client.line(&line.id).await.unwrap().line.steps[0]
+    wait_request(d.mock(), &s, 1, 1, 1).await;
+    let step1 = d.client().line(&line.id).await.unwrap().line.steps[0]
         .id
         .clone();
     d.kill9();
@@ -170,36 +71,36 @@ async fn kill_9_at_several_points_loses_nothing_and_reruns_no_finished_step() {
     );
 
     // Restart: the leftover agent is killed, the planner resumed with --resume.
-    let d = spawn_daemon(&cfg_path, &log);
+    d.restart().await;
     wait_for(30, "the leftover agent to be stopped", || async {
         agents_of(&step1).is_empty().then_some(())
     })
     .await;
     // Kill point 2: the first executor step is mid-run, its tool call already made.
-    wait_request(&mock, &s, 2, 1, 1).await;
-    let wt = data.join("worktrees").join(&line.id);
+    wait_request(d.mock(), &s, 2, 1, 1).await;
+    let wt = d.worktree(&line.id);
     assert!(wt.join("partial.txt").exists());
-    let detail = d.client.line(&line.id).await.unwrap();
+    let detail = d.client().line(&line.id).await.unwrap();
     let step2 = detail.line.steps[1].id.clone();
     assert_eq!(detail.line.steps[0].state, StepState::Done);
     d.kill9();
     assert!(!agents_of(&step2).is_empty());
 
     // Restart; kill point 3: right when step 2 is recorded done.
-    let d = spawn_daemon(&cfg_path, &log);
-    let c = d.client.clone();
+    d.restart().await;
+    let c = d.client();
     wait_for(120, "step 2 done", || async {
         let l = c.line(&line.id).await.ok()?;
         (l.line.steps[1].state == StepState::Done).then_some(())
     })
     .await;
-    let step2_requests = count(&mock.requests(&s).await, 2);
+    let step2_requests = count(&d.mock().requests(&s).await, 2);
     d.kill9();
     assert!(agents_of(&step2).is_empty());
 
-    let d = spawn_daemon(&cfg_path, &log);
-    let done = wait_state(&d.client, &line.id, LineState::AwaitingAcceptance, 120).await;
-    let reqs = mock.requests(&s).await;
+    d.restart().await;
+    let done = wait_state(d.client(), &line.id, LineState::AwaitingAcceptance, 120).await;
+    let reqs = d.mock().requests(&s).await;
 
     // Nothing lost: the plan's steps all done, the work on main, the interrupted half gone.
     let steps = &done.line.steps;
@@ -209,9 +110,12 @@ async fn kill_9_at_several_points_loses_nothing_and_reruns_no_finished_step() {
         "{steps:#?}"
     );
     assert_eq!((steps[0].attempts, steps[1].attempts), (2, 2));
-    assert_eq!(std::fs::read_to_string(repo.join("a.txt")).unwrap(), "A\n");
-    assert!(repo.join("b.txt").exists());
-    assert!(!repo.join("partial.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(d.repo().join("a.txt")).unwrap(),
+        "A\n"
+    );
+    assert!(d.repo().join("b.txt").exists());
+    assert!(!d.repo().join("partial.txt").exists());
 
     // No finished step ran again: each step's requests all come before the next step's.
     for n in 1..3 {

@@ -1,68 +1,26 @@
 //! The gate's loop (a merge conflict with fresh main → a fixer step in the same session → merge)
 //! and cancelling a running line.
 
-use conveyor_api::{Client, Level, LineState, NewLine, NewProject, StepKind, StepState};
+use conveyor_api::{Level, LineState, StepKind, StepState};
 use serde_json::json;
 
 use crate::support::*;
 
-async fn setup(
-    tmp: &std::path::Path,
-    files: &[(&str, &str)],
-) -> (
-    Mock,
-    conveyor::ServerHandle,
-    Client,
-    String,
-    std::path::PathBuf,
-) {
-    let repo = tmp.join("repo");
-    make_repo(&repo, files);
-    let mock = Mock::start();
-    let home = tmp.join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let cfg = config(
-        &tmp.join("data"),
-        &claude_bin(),
-        Some(agent_env(&mock, &home, false)),
-        "",
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    let p = c
-        .create_project(&NewProject {
-            name: "p".into(),
-            repo_path: repo.display().to_string(),
-            main_branch: None,
-        })
-        .await
-        .unwrap();
-    (mock, handle, c, p.id, repo)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_merge_conflict_with_fresh_main_sends_the_line_to_a_fixer_step() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mock, handle, c, project, repo) = setup(
-        tmp.path(),
-        &[
+    let mut d = Daemon::builder()
+        .files(&[
             ("a.txt", "one\n"),
             (
                 ".conveyor.toml",
                 "regression = \"test -f a.txt\"\nfull_level_paths = [\"migrations/**\"]\n",
             ),
-        ],
-    )
-    .await;
-    let line = c
-        .create_line(&NewLine {
-            project_id: project,
-            title: "conflict".into(),
-            task: "change a.txt".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+        ])
+        .mock()
+        .start()
+        .await;
+    let (c, mock, repo) = (d.client(), d.mock(), d.repo());
+    let line = d.line("conflict", "change a.txt").await;
     let s = line.session_id.clone();
     let plan = json!({"level": "light", "steps": [{"title": "edit a", "task": "x", "checks": [{"cmd": "grep -q line-version a.txt"}]}]});
     mock.script(
@@ -85,10 +43,10 @@ async fn a_merge_conflict_with_fresh_main_sends_the_line_to_a_fixer_step() {
     })
     .await;
     std::fs::write(repo.join("a.txt"), "main-version\n").unwrap();
-    git(&repo, &["commit", "-qam", "someone else's change"]);
+    git(repo, &["commit", "-qam", "someone else's change"]);
     mock.release(&s).await;
 
-    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 180).await;
     let kinds: Vec<_> = done.line.steps.iter().map(|s| (s.kind, s.state)).collect();
     assert_eq!(
         kinds,
@@ -110,23 +68,15 @@ async fn a_merge_conflict_with_fresh_main_sends_the_line_to_a_fixer_step() {
         std::fs::read_to_string(repo.join("a.txt")).unwrap(),
         "line-version\n"
     );
-    assert!(git(&repo, &["log", "--format=%s", "main"]).contains("someone else's change"));
-    handle.stop().await;
+    assert!(git(repo, &["log", "--format=%s", "main"]).contains("someone else's change"));
+    d.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn cancelling_a_running_line_stops_its_agent_and_rolls_back() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
-    let line = c
-        .create_line(&NewLine {
-            project_id: project,
-            title: "cancel me".into(),
-            task: "x".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+    let mut d = Daemon::builder().mock().start().await;
+    let (c, mock) = (d.client(), d.mock());
+    let line = d.line("cancel me", "x").await;
     let s = line.session_id.clone();
     mock.script(
         &s,
@@ -157,95 +107,62 @@ async fn cancelling_a_running_line_stops_its_agent_and_rolls_back() {
     })
     .await;
     assert_eq!(l.line.state, LineState::Cancelled);
-    assert!(
-        !tmp.path()
-            .join("data/worktrees")
-            .join(&line.id)
-            .join("junk.txt")
-            .exists()
-    );
-    handle.stop().await;
+    assert!(!d.worktree(&line.id).join("junk.txt").exists());
+    d.stop().await;
 }
 
 /// A daemon stopped while the planner waited for its answer at `held_turn`, and started again
-/// (with an empty `HOME` for the agent when `lose_transcripts`).
-struct Restarted {
-    _tmp: tempfile::TempDir,
-    mock: Mock,
-    handle: conveyor::ServerHandle,
-    c: Client,
-    line: String,
-    session: String,
-}
-
-async fn stop_and_start_during_the_planner(held_turn: usize, lose_transcripts: bool) -> Restarted {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
-    let line = c
-        .create_line(&NewLine {
-            project_id: project,
-            title: "stop".into(),
-            task: "x".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+/// (with an empty `HOME` for the agent when `lose_transcripts`); the line and its session.
+async fn stop_and_start_during_the_planner(
+    held_turn: usize,
+    lose_transcripts: bool,
+) -> (Daemon, String, String) {
+    let mut d = Daemon::builder().mock().start().await;
+    let line = d.line("stop", "x").await;
     let s = line.session_id.clone();
     let plan = json!({"steps": [{"title": "b", "task": "add b.txt", "checks": [{"cmd": "test -f b.txt"}]}]});
     let mut first = vec![bash("echo looking around"); held_turn];
     first.push(json!({"text": "thinking", "hold": true}));
-    mock.script(
-        &s,
-        json!({
-            "1.1": first,
-            "1": [write_plan(&plan), text("planned")],
-            "2": [write("b.txt", "b\n"), text("done")],
-        }),
-    )
-    .await;
+    d.mock()
+        .script(
+            &s,
+            json!({
+                "1.1": first,
+                "1": [write_plan(&plan), text("planned")],
+                "2": [write("b.txt", "b\n"), text("done")],
+            }),
+        )
+        .await;
     wait_for(120, "the planner's held turn", || async {
-        mock.requests(&s)
+        d.mock()
+            .requests(&s)
             .await
             .iter()
             .any(|e| e["step"] == 1 && e["turn"] == held_turn)
             .then_some(())
     })
     .await;
-    let step = c.line(&line.id).await.unwrap().line.steps[0].id.clone();
-    handle.stop().await;
+    let step = d.client().line(&line.id).await.unwrap().line.steps[0]
+        .id
+        .clone();
+    d.stop().await;
     assert!(
         conveyor::exec::groups_with_env("CONVEYOR_STEP", &step).is_empty(),
         "stop left the agent running"
     );
-
-    let home = tmp
-        .path()
-        .join(if lose_transcripts { "home2" } else { "home" });
-    std::fs::create_dir_all(&home).unwrap();
-    let cfg = config(
-        &tmp.path().join("data"),
-        &claude_bin(),
-        Some(agent_env(&mock, &home, false)),
-        "",
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    Restarted {
-        _tmp: tmp,
-        mock,
-        handle,
-        c,
-        line: line.id,
-        session: s,
+    if lose_transcripts {
+        d.new_agent_home();
     }
+    d.restart().await;
+    (d, line.id, s)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_session() {
-    let r = stop_and_start_during_the_planner(1, false).await;
-    let done = wait_state(&r.c, &r.line, LineState::AwaitingAcceptance, 120).await;
+    let (mut d, line, session) = stop_and_start_during_the_planner(1, false).await;
+    let done = wait_state(d.client(), &line, LineState::AwaitingAcceptance, 120).await;
     assert_eq!(done.line.steps[0].attempts, 2);
-    let reqs = r.mock.requests(&r.session).await;
+    let reqs = d.mock().requests(&session).await;
     // The executor step resumed the session the planner's second attempt made.
     let exec = reqs.iter().find(|e| e["step"] == 2).unwrap();
     assert!(
@@ -264,7 +181,7 @@ async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_sessio
         conv.contains("rolled back to the last checkpoint"),
         "{conv}"
     );
-    r.handle.stop().await;
+    d.stop().await;
 }
 
 /// The first step was stopped after its run reached system/init (the session exists), and the
@@ -275,8 +192,8 @@ async fn a_clean_stop_kills_the_running_agent_and_the_step_resumes_in_its_sessio
 /// only for a session no run ever started: `line::step::tests`, with a scripted CLI.)
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_step_whose_started_session_was_lost_stops_the_line_for_anton() {
-    let r = stop_and_start_during_the_planner(0, true).await;
-    let l = wait_state(&r.c, &r.line, LineState::NeedsHuman, 120).await;
+    let (mut d, line, session) = stop_and_start_during_the_planner(0, true).await;
+    let l = wait_state(d.client(), &line, LineState::NeedsHuman, 120).await;
     assert!(
         l.line
             .reason
@@ -286,60 +203,47 @@ async fn a_first_step_whose_started_session_was_lost_stops_the_line_for_anton() 
         "{:?}",
         l.line.reason
     );
-    assert!(
-        !r.mock
-            .requests(&r.session)
-            .await
-            .iter()
-            .any(|e| e["attempt"] == 2)
-    );
-    r.handle.stop().await;
+    assert!(!a_second_attempt_ran(d.mock(), &session).await);
+    d.stop().await;
 }
 
 /// "No conversation found" after a finished step: the line needs Anton; a new conversation
 /// is never started silently.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lost_session_after_a_finished_step_stops_the_line_for_anton() {
-    let tmp = tempfile::tempdir().unwrap();
-    let (mock, handle, c, project, _repo) = setup(tmp.path(), &[("a.txt", "a\n")]).await;
-    let line = c
-        .create_line(&NewLine {
-            project_id: project,
-            title: "lost".into(),
-            task: "x".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+    let mut d = Daemon::builder().mock().start().await;
+    let line = d.line("lost", "x").await;
     let s = line.session_id.clone();
     let plan = json!({"steps": [{"title": "b", "task": "add b.txt", "checks": [{"cmd": "test -f b.txt"}]}]});
-    mock.script(
-        &s,
-        json!({"1": [write_plan(&plan), text("planned")], "2.1": [{"text": "hm", "hold": true}]}),
-    )
-    .await;
+    d.mock()
+        .script(
+            &s,
+            json!({"1": [write_plan(&plan), text("planned")], "2.1": [{"text": "hm", "hold": true}]}),
+        )
+        .await;
     wait_for(120, "the executor's held turn", || async {
-        mock.requests(&s)
+        d.mock()
+            .requests(&s)
             .await
             .iter()
             .any(|e| e["step"] == 2)
             .then_some(())
     })
     .await;
-    handle.stop().await;
-    let home2 = tmp.path().join("home2");
-    std::fs::create_dir_all(&home2).unwrap();
-    let cfg = config(
-        &tmp.path().join("data"),
-        &claude_bin(),
-        Some(agent_env(&mock, &home2, false)),
-        "",
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    let l = wait_state(&c, &line.id, LineState::NeedsHuman, 120).await;
+    d.stop().await;
+    d.new_agent_home();
+    d.restart().await;
+    let l = wait_state(d.client(), &line.id, LineState::NeedsHuman, 120).await;
     assert!(l.line.reason.unwrap().contains("session is gone"));
     // Nothing was sent after the restart: no new conversation under the line's id.
-    assert!(!mock.requests(&s).await.iter().any(|e| e["attempt"] == 2));
-    handle.stop().await;
+    assert!(!a_second_attempt_ran(d.mock(), &s).await);
+    d.stop().await;
+}
+
+/// Whether the mock saw a request of `session` from a step's second attempt.
+async fn a_second_attempt_ran(mock: &Mock, session: &str) -> bool {
+    mock.requests(session)
+        .await
+        .iter()
+        .any(|e| e["attempt"] == 2)
 }

@@ -4,49 +4,31 @@
 //! checkpoints are commits, the session is really resumed, costs add up as deltas; then
 //! remarks add a step in the same session, and accept removes the branch and worktree.
 
-use conveyor_api::{Client, JournalKind, LineState, NewLine, NewProject, StepKind, StepState};
+use conveyor_api::{JournalKind, LineState, NewLine, StepKind, StepState};
 use serde_json::json;
 
 use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_line_runs_end_to_end_with_the_real_cli() {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("проект #1");
-    make_repo(
-        &repo,
-        &[
+    let mut d = Daemon::builder()
+        .repo_name("проект #1")
+        .files(&[
             ("README.md", "demo\n"),
             (
                 ".conveyor.toml",
                 "regression = \"grep -q world hello.txt && test -f notes.txt\"\n",
             ),
-        ],
-    );
-    let mock = Mock::start();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let cfg = config(
-        &tmp.path().join("data"),
-        &claude_bin(),
-        Some(agent_env(&mock, &home, false)),
-        "",
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
+        ])
+        .mock()
+        .start()
+        .await;
+    let (c, mock, repo) = (d.client(), d.mock(), d.repo());
     let mut events = c.events().await.unwrap();
 
-    let project = c
-        .create_project(&NewProject {
-            name: "demo".into(),
-            repo_path: repo.display().to_string(),
-            main_branch: None,
-        })
-        .await
-        .unwrap();
     let line = c
         .create_line(&NewLine {
-            project_id: project.id.clone(),
+            project_id: d.project().await.into(),
             title: "greet".into(),
             task: "Create hello.txt saying hello world, and notes.txt.".into(),
             priority: Some(5),
@@ -77,7 +59,7 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     )
     .await;
 
-    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 180).await;
     let l = &done.line;
     assert_eq!(l.level, Some(conveyor_api::Level::Light));
     let kinds: Vec<StepKind> = l.steps.iter().map(|s| s.kind).collect();
@@ -188,11 +170,11 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
 
     // Checkpoints are commits on the line's branch; main moved forward by the merge.
     let log = git(
-        &repo,
+        repo,
         &["log", "--format=%s", &format!("main..{}", l.branch)],
     );
     assert!(log.trim().is_empty(), "branch not merged: {log}");
-    let subjects = git(&repo, &["log", "--format=%s", "main"]);
+    let subjects = git(repo, &["log", "--format=%s", "main"]);
     assert!(
         subjects.contains(&format!("line {} step 2: hello", l.id)),
         "{subjects}"
@@ -242,7 +224,7 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         .await
         .unwrap();
     assert_eq!(l2.state, LineState::Queued);
-    let done2 = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    let done2 = wait_state(c, &line.id, LineState::AwaitingAcceptance, 120).await;
     let last = done2.line.steps.last().unwrap();
     assert_eq!(
         (last.n, last.kind, last.state),
@@ -272,12 +254,12 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
 
     let accepted = c.accept(&line.id).await.unwrap();
     assert_eq!(accepted.state, LineState::Accepted);
-    assert!(!git(&repo, &["branch", "--list", &l.branch]).contains("line/"));
-    assert!(!tmp.path().join("data/worktrees").join(&line.id).exists());
+    assert!(!git(repo, &["branch", "--list", &l.branch]).contains("line/"));
+    assert!(!d.worktree(&line.id).exists());
     let gone = c.line_diff(&line.id).await.unwrap();
     assert!(gone.base.is_none() && gone.files.is_empty(), "{gone:?}");
     let n = mock.requests(&session).await.len();
-    handle.stop().await;
+    d.stop().await;
     // After the line ended, nothing more was sent in its session.
-    assert_eq!(mock.requests(&session).await.len(), n);
+    assert_eq!(d.mock().requests(&session).await.len(), n);
 }

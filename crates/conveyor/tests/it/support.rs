@@ -1,18 +1,18 @@
-//! Shared pieces of the integration tests: the scripted Anthropic mock (a real Node server),
-//! the real `claude` binary from `node_modules`, real git repositories, polling with deadlines.
+//! Shared pieces of the integration tests: a daemon with its sample project and repository
+//! ([`Daemon`]), the scripted Anthropic mock (a real Node server), the real `claude` binary from
+//! `node_modules`, real git repositories, polling with deadlines.
 
-#![allow(dead_code)]
-
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use conveyor_api::{Client, Line, NewLine, NewProject};
 use serde_json::{Value, json};
 
 pub const TOKEN: &str = "test-token";
 
-pub fn repo_root() -> PathBuf {
+fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
@@ -30,7 +30,7 @@ pub fn claude_bin() -> PathBuf {
 /// The mock Anthropic API (`tests/fixtures/mock-anthropic.mjs`) on a free loopback port.
 pub struct Mock {
     child: Child,
-    pub port: u16,
+    port: u16,
     http: reqwest::Client,
 }
 
@@ -113,19 +113,382 @@ impl Drop for Mock {
     }
 }
 
-/// The environment the CLI needs to talk to the mock only (notes/claude-cli.md).
-pub fn agent_env(mock: &Mock, home: &Path, oauth: bool) -> toml::Table {
+// ---------------------------------------------------------------------------------------------
+// The daemon
+
+/// A daemon for one test, in its own temp folder: a data folder, a sample repository (`main`
+/// holding a few files), the agent's `HOME`, and the scripted mock when the agent is the real
+/// CLI. Made with [`Daemon::builder`]; runs in this process (`conveyor::start`) or as the
+/// `conveyord` binary, and can be stopped and started again on the same folder.
+pub struct Daemon {
+    tmp: tempfile::TempDir,
+    repo: PathBuf,
+    /// The configuration the daemon is (re)started with, also written to `conveyor.toml`.
+    config: toml::Table,
+    mock: Option<Mock>,
+    binary: bool,
+    server: Server,
+    url: String,
+    client: Client,
+    project: tokio::sync::OnceCell<String>,
+}
+
+enum Server {
+    /// `conveyor::start` in the test's process.
+    InProcess(conveyor::ServerHandle),
+    /// The `conveyord serve` binary.
+    Binary(Child),
+    Stopped,
+}
+
+/// What the daemon runs as its agent.
+enum Agent {
+    /// A `claude` that does not exist: a line's step cannot start its agent.
+    Missing,
+    /// The real CLI against the scripted mock, logged in with an API key or an OAuth token.
+    Mock { oauth: bool },
+    /// The real CLI with no login and no API to reach.
+    NotLoggedIn,
+}
+
+/// The options of a [`Daemon`]; every one has a default.
+pub struct DaemonBuilder<'a> {
+    repo_name: &'a str,
+    files: &'a [(&'a str, &'a str)],
+    config: &'a str,
+    agent: Agent,
+    claude: Option<&'a Path>,
+    agent_home: bool,
+    open_to_others: bool,
+}
+
+impl Daemon {
+    /// The defaults: a repository holding `a.txt`, no `claude` to run.
+    pub async fn start() -> Daemon {
+        Daemon::builder().start().await
+    }
+
+    pub fn builder<'a>() -> DaemonBuilder<'a> {
+        DaemonBuilder {
+            repo_name: "repo",
+            files: &[("a.txt", "a\n")],
+            config: "",
+            agent: Agent::Missing,
+            claude: None,
+            agent_home: true,
+            open_to_others: false,
+        }
+    }
+
+    /// The API client, with the token.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The daemon started in process.
+    pub fn handle(&self) -> &conveyor::ServerHandle {
+        match &self.server {
+            Server::InProcess(h) => h,
+            _ => panic!("the daemon does not run in process"),
+        }
+    }
+
+    /// The mock the agent talks to (the builder's `mock()`).
+    pub fn mock(&self) -> &Mock {
+        self.mock
+            .as_ref()
+            .expect("the daemon was built without a mock")
+    }
+
+    /// The sample repository.
+    pub fn repo(&self) -> &Path {
+        &self.repo
+    }
+
+    pub fn data(&self) -> PathBuf {
+        self.tmp.path().join("data")
+    }
+
+    /// The worktree of a line.
+    pub fn worktree(&self, line: &str) -> PathBuf {
+        self.data().join("worktrees").join(line)
+    }
+
+    pub fn config_file(&self) -> PathBuf {
+        self.tmp.path().join("conveyor.toml")
+    }
+
+    /// The id of the sample project (the sample repository, named `p`), made on first use.
+    pub async fn project(&self) -> &str {
+        self.project
+            .get_or_init(|| async {
+                self.client
+                    .create_project(&NewProject {
+                        name: "p".into(),
+                        repo_path: self.repo.display().to_string(),
+                        main_branch: None,
+                    })
+                    .await
+                    .unwrap()
+                    .id
+            })
+            .await
+    }
+
+    /// Queues a line on the sample project.
+    pub async fn line(&self, title: &str, task: &str) -> Line {
+        let project_id = self.project().await.to_string();
+        self.client
+            .create_line(&NewLine {
+                project_id,
+                title: title.into(),
+                task: task.into(),
+                priority: None,
+            })
+            .await
+            .unwrap()
+    }
+
+    /// Stops the daemon in process, stopping its running agents; its folder stays.
+    pub async fn stop(&mut self) {
+        assert!(
+            !matches!(self.server, Server::Binary(_)),
+            "the conveyord binary is stopped with kill9()"
+        );
+        if let Server::InProcess(h) = std::mem::replace(&mut self.server, Server::Stopped) {
+            h.stop().await;
+        }
+    }
+
+    /// SIGKILL to the `conveyord` binary, as `kill -9` does; its agents live on.
+    pub fn kill9(&mut self) {
+        let Server::Binary(child) = &mut self.server else {
+            panic!("only the conveyord binary is killed");
+        };
+        let _ = child.kill();
+        let _ = child.wait();
+        self.server = Server::Stopped;
+    }
+
+    /// Starts the daemon again on the same folder, the same way (stopping it first if it runs).
+    pub async fn restart(&mut self) {
+        match self.server {
+            Server::InProcess(_) => self.stop().await,
+            Server::Binary(_) => self.kill9(),
+            Server::Stopped => {}
+        }
+        std::fs::write(self.config_file(), toml::to_string(&self.config).unwrap()).unwrap();
+        let (server, addr) = if self.binary {
+            let (child, addr) =
+                spawn_conveyord(&self.config_file(), &self.tmp.path().join("conveyord.log"));
+            (Server::Binary(child), addr)
+        } else {
+            let cfg = conveyor::Config::load(&self.config_file()).unwrap();
+            let handle = conveyor::start(cfg).await.unwrap();
+            let addr = handle.addr.to_string();
+            (Server::InProcess(handle), addr)
+        };
+        self.server = server;
+        self.url = format!("http://{addr}");
+        self.client = Client::new(&self.url, Some(TOKEN.into()));
+    }
+
+    /// From the next (re)start on, the agent's `HOME` is a new empty folder: the CLI's
+    /// transcripts of the sessions so far are gone.
+    pub fn new_agent_home(&mut self) {
+        let home = new_home(self.tmp.path());
+        let env = self.config["agent_env"].as_table_mut().unwrap();
+        env.insert("HOME".into(), home.display().to_string().into());
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        match &self.server {
+            // A test that failed before `stop()`: its agents are stopped all the same.
+            Server::InProcess(h) => h.shutdown.cancel(),
+            Server::Binary(_) => self.kill9(),
+            Server::Stopped => {}
+        }
+    }
+}
+
+impl<'a> DaemonBuilder<'a> {
+    /// The sample repository's folder name (default `repo`).
+    pub fn repo_name(mut self, name: &'a str) -> Self {
+        self.repo_name = name;
+        self
+    }
+
+    /// The files on the sample repository's `main` (default: `a.txt`).
+    pub fn files(mut self, files: &'a [(&'a str, &'a str)]) -> Self {
+        self.files = files;
+        self
+    }
+
+    /// More configuration (TOML), merged over the test's defaults.
+    pub fn config(mut self, toml: &'a str) -> Self {
+        self.config = toml;
+        self
+    }
+
+    /// The real CLI against the scripted mock, logged in with an API key.
+    pub fn mock(mut self) -> Self {
+        self.agent = Agent::Mock { oauth: false };
+        self
+    }
+
+    /// The real CLI against the scripted mock, logged in with an OAuth token (the CLI then
+    /// picks sonnet).
+    pub fn mock_oauth(mut self) -> Self {
+        self.agent = Agent::Mock { oauth: true };
+        self
+    }
+
+    /// The real CLI, logged in nowhere: the API base is a closed loopback port.
+    pub fn not_logged_in(mut self) -> Self {
+        self.agent = Agent::NotLoggedIn;
+        self
+    }
+
+    /// Another binary than `node_modules/.bin/claude`.
+    pub fn claude_bin(mut self, path: &'a Path) -> Self {
+        self.claude = Some(path);
+        self
+    }
+
+    /// No `HOME` in the agent's environment (the daemon then takes the agent user's).
+    pub fn no_agent_home(mut self) -> Self {
+        self.agent_home = false;
+        self
+    }
+
+    /// The temp folder open to other users (a temp folder is 0700): for an agent that runs
+    /// as another user and must reach the data folder and the repository.
+    pub fn open_to_others(mut self) -> Self {
+        self.open_to_others = true;
+        self
+    }
+
+    /// Starts the daemon in this process.
+    pub async fn start(self) -> Daemon {
+        let mut d = self.build();
+        d.restart().await;
+        d
+    }
+
+    /// Starts the `conveyord` binary (`serve --config`; its log in `conveyord.log`).
+    pub async fn spawn(self) -> Daemon {
+        let mut d = self.build();
+        d.binary = true;
+        d.restart().await;
+        d
+    }
+
+    fn build(self) -> Daemon {
+        let tmp = tempfile::tempdir().unwrap();
+        if self.open_to_others {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        let repo = tmp.path().join(self.repo_name);
+        make_repo(&repo, self.files);
+        let mock = matches!(self.agent, Agent::Mock { .. }).then(Mock::start);
+        let home = new_home(tmp.path());
+        let mut env = match (&self.agent, &mock) {
+            (Agent::Mock { oauth }, Some(mock)) => Some(agent_env(&mock.url(), &home, *oauth)),
+            (Agent::NotLoggedIn, _) => Some(offline_env(&closed_port_url(), &home)),
+            _ => None,
+        };
+        if !self.agent_home
+            && let Some(env) = &mut env
+        {
+            env.remove("HOME");
+        }
+        let claude = match (self.claude, &self.agent) {
+            (Some(c), _) => c.to_path_buf(),
+            (None, Agent::Missing) => PathBuf::from("/nonexistent/claude"),
+            (None, _) => claude_bin(),
+        };
+        let mut config = config(&tmp.path().join("data"), &claude, env);
+        merge(&mut config, self.config.parse().unwrap());
+        Daemon {
+            tmp,
+            repo,
+            config,
+            mock,
+            binary: false,
+            server: Server::Stopped,
+            url: String::new(),
+            client: Client::new("http://127.0.0.1:1", None),
+            project: tokio::sync::OnceCell::new(),
+        }
+    }
+}
+
+/// A new, empty folder in `tmp` for the agent's `HOME`.
+fn new_home(tmp: &Path) -> PathBuf {
+    tempfile::Builder::new()
+        .prefix("home")
+        .tempdir_in(tmp)
+        .unwrap()
+        .keep()
+}
+
+/// Runs `conveyord serve --config <config>`, appending its log to `log`; returns it and the
+/// address it listens on.
+fn spawn_conveyord(config: &Path, log: &Path) -> (Child, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_conveyord"))
+        .args(["serve", "--config"])
+        .arg(config)
+        .env("RUST_LOG", "info")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let log = log.to_path_buf();
+    std::thread::spawn(move || {
+        let mut out = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+            .unwrap();
+        let mut sent = false;
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            let _ = writeln!(out, "{line}");
+            if !sent && let Some(i) = line.find("addr=") {
+                let addr: String = line[i + 5..]
+                    .chars()
+                    .take_while(|c| !c.is_whitespace())
+                    .collect();
+                let _ = tx.send(addr);
+                sent = true;
+            }
+        }
+    });
+    let Ok(addr) = rx.recv_timeout(Duration::from_secs(30)) else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!("conveyord did not start listening");
+    };
+    (child, addr)
+}
+
+/// The environment the CLI needs to talk to `api` only, with no login (notes/claude-cli.md).
+fn offline_env(api: &str, home: &Path) -> toml::Table {
     let mut t = toml::Table::new();
     let mut set = |k: &str, v: String| {
         t.insert(k.into(), toml::Value::String(v));
     };
     set("HOME", home.display().to_string());
-    set("ANTHROPIC_BASE_URL", mock.url());
-    if oauth {
-        set("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-test".into());
-    } else {
-        set("ANTHROPIC_API_KEY", "sk-test".into());
-    }
+    set("ANTHROPIC_BASE_URL", api.into());
     for k in [
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
         "DISABLE_AUTOUPDATER",
@@ -138,8 +501,30 @@ pub fn agent_env(mock: &Mock, home: &Path, oauth: bool) -> toml::Table {
     t
 }
 
-/// A daemon config (TOML text) for a test.
-pub fn config_toml(data: &Path, claude: &Path, env: Option<toml::Table>, extra: &str) -> String {
+/// [`offline_env`] logged in to the mock with an API key or an OAuth token.
+fn agent_env(mock: &str, home: &Path, oauth: bool) -> toml::Table {
+    let mut t = offline_env(mock, home);
+    let (k, v) = if oauth {
+        ("CLAUDE_CODE_OAUTH_TOKEN", "sk-ant-oat01-test")
+    } else {
+        ("ANTHROPIC_API_KEY", "sk-test")
+    };
+    t.insert(k.into(), v.into());
+    t
+}
+
+/// A loopback URL that nothing listens on (the port bound, then released).
+fn closed_port_url() -> String {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    format!("http://127.0.0.1:{port}")
+}
+
+/// The test defaults of a daemon's configuration.
+fn config(data: &Path, claude: &Path, env: Option<toml::Table>) -> toml::Table {
     let mut t = toml::Table::new();
     t.insert("listen".into(), "127.0.0.1:0".into());
     t.insert("data_dir".into(), data.display().to_string().into());
@@ -152,19 +537,19 @@ pub fn config_toml(data: &Path, claude: &Path, env: Option<toml::Table>, extra: 
     if let Some(env) = env {
         t.insert("agent_env".into(), toml::Value::Table(env));
     }
-    format!("{}\n{extra}\n", toml::to_string(&t).unwrap())
+    t
 }
 
-pub fn config(
-    data: &Path,
-    claude: &Path,
-    env: Option<toml::Table>,
-    extra: &str,
-) -> conveyor::Config {
-    let text = config_toml(data, claude, env, extra);
-    let p = data.with_extension("toml");
-    std::fs::write(&p, text).unwrap();
-    conveyor::Config::load(&p).unwrap()
+/// `over` laid over `base`, table by table.
+fn merge(base: &mut toml::Table, over: toml::Table) {
+    for (k, v) in over {
+        match (base.get_mut(&k), v) {
+            (Some(toml::Value::Table(b)), toml::Value::Table(o)) => merge(b, o),
+            (_, v) => {
+                base.insert(k, v);
+            }
+        }
+    }
 }
 
 pub fn git(dir: &Path, args: &[&str]) -> String {
@@ -183,7 +568,7 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
 }
 
 /// A repository with a `main` branch holding `files`.
-pub fn make_repo(dir: &Path, files: &[(&str, &str)]) {
+fn make_repo(dir: &Path, files: &[(&str, &str)]) {
     std::fs::create_dir_all(dir).unwrap();
     git(dir, &["init", "-q", "-b", "main"]);
     git(dir, &["config", "user.name", "Anton"]);

@@ -2,21 +2,15 @@
 //! the worktree is rolled back to the checkpoint, the line parks until the reset time the CLI
 //! reported, and then the same session is resumed.
 
-use conveyor_api::{Client, LineState, NewLine, NewProject, StepState};
+use conveyor_api::{Line, LineState, StepState};
 use serde_json::json;
 
 use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
-    let Setup {
-        _tmp,
-        data,
-        mock,
-        handle,
-        c,
-        line,
-    } = setup(true, "", "limit").await;
+    let (mut d, line) = setup(true, "", "limit").await;
+    let (c, mock) = (d.client(), d.mock());
     let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
     mock.script(
         &line.session_id,
@@ -29,8 +23,8 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
     )
     .await;
 
-    let parked = wait_state(&c, &line.id, LineState::WaitingBudget, 120).await;
-    let worktree = data.join("worktrees").join(&line.id);
+    let parked = wait_state(c, &line.id, LineState::WaitingBudget, 120).await;
+    let worktree = d.worktree(&line.id);
     assert!(
         !worktree.join("partial.txt").exists(),
         "not rolled back to the checkpoint"
@@ -59,7 +53,7 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
     let limited = log.iter().find(|e| e["reply"] == "limit").unwrap();
     assert_eq!(reset_ms, limited["resets_at"].as_i64().unwrap() * 1000);
 
-    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 120).await;
     let s2 = &done.line.steps[1];
     assert_eq!((s2.state, s2.attempts), (StepState::Done, 2));
     let reqs = mock.requests(&line.session_id).await;
@@ -101,7 +95,7 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
         (exec.estimate_usd - 2.0 * 1.15 * 1.5).abs() < 1e-9,
         "{exec:?}"
     );
-    handle.stop().await;
+    d.stop().await;
 }
 
 /// A step that outgrows its `--max-budget-usd` cap (its estimate × `max_budget_factor`) is cut
@@ -111,12 +105,13 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
 async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
     // An API-key login: every request costs OPUS_REQUEST_USD (0.0156). The executor's cold
     // start of 0.01 caps its first attempt below one request; one miss raises it × 4.
-    let Setup { _tmp, data, mock, handle, c, line } = setup(
+    let (mut d, line) = setup(
         false,
         "[budget]\nmargin = 0.0\nmax_budget_factor = 1.0\nmiss_factor = 4.0\ncold_start_usd = { executor = 0.01 }\n",
         "cap",
     )
     .await;
+    let (c, mock) = (d.client(), d.mock());
     let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
     mock.script(
         &line.session_id,
@@ -128,10 +123,10 @@ async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
     )
     .await;
 
-    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 180).await;
     let s2 = &done.line.steps[1];
     assert_eq!((s2.state, s2.attempts), (StepState::Done, 2));
-    let worktree = data.join("worktrees").join(&line.id);
+    let worktree = d.worktree(&line.id);
     assert!(worktree.join("done.txt").exists());
     assert!(
         !worktree.join("partial.txt").exists() && !worktree.join("more.txt").exists(),
@@ -177,65 +172,18 @@ async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
         "{window:?}"
     );
     assert!(window.resets_at.is_some());
-    handle.stop().await;
+    d.stop().await;
 }
 
-/// A daemon on the real CLI against the mock, with one project (a repository whose regression
-/// wants `done.txt`) and one line queued on it.
-struct Setup {
-    _tmp: tempfile::TempDir,
-    data: std::path::PathBuf,
-    mock: Mock,
-    handle: conveyor::ServerHandle,
-    c: Client,
-    line: conveyor_api::Line,
-}
-
-async fn setup(oauth: bool, budget: &str, title: &str) -> Setup {
-    let tmp = tempfile::tempdir().unwrap();
-    let repo = tmp.path().join("repo");
-    make_repo(
-        &repo,
-        &[
-            ("README.md", "x\n"),
-            (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
-        ],
-    );
-    let mock = Mock::start();
-    let home = tmp.path().join("home");
-    std::fs::create_dir_all(&home).unwrap();
-    let data = tmp.path().join("data");
-    let cfg = config(
-        &data,
-        &claude_bin(),
-        Some(agent_env(&mock, &home, oauth)),
-        budget,
-    );
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    let p = c
-        .create_project(&NewProject {
-            name: "p".into(),
-            repo_path: repo.display().to_string(),
-            main_branch: Some("main".into()),
-        })
-        .await
-        .unwrap();
-    let line = c
-        .create_line(&NewLine {
-            project_id: p.id,
-            title: title.into(),
-            task: "write done.txt".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
-    Setup {
-        _tmp: tmp,
-        data,
-        mock,
-        handle,
-        c,
-        line,
-    }
+/// A daemon on the real CLI against the mock (logged in with an OAuth token or an API key),
+/// with one line queued on the sample project, whose regression wants `done.txt`.
+async fn setup(oauth: bool, config: &str, title: &str) -> (Daemon, Line) {
+    let d = Daemon::builder().files(&[
+        ("README.md", "x\n"),
+        (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
+    ]);
+    let d = if oauth { d.mock_oauth() } else { d.mock() };
+    let d = d.config(config).start().await;
+    let line = d.line(title, "write done.txt").await;
+    (d, line)
 }

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
 
-use conveyor_api::{Client, LineState, NewLine, NewProject, StepState};
+use conveyor_api::{LineState, StepState};
 use serde_json::json;
 
 use crate::support::*;
@@ -85,53 +85,30 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
     assert_open_to_others(&claude, 0o005, "the claude binary");
     assert_open_to_others(Path::new("/usr/bin/env"), 0o005, "env");
 
-    let tmp = tempfile::tempdir().unwrap();
-    // tempdir() is 0700: the agent must reach the data folder and the project repository.
-    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let repo = tmp.path().join("repo");
-    make_repo(
-        &repo,
-        &[
+    let mut d = Daemon::builder()
+        // The agent must reach the data folder and the project repository.
+        .open_to_others()
+        .files(&[
             ("a.txt", "a\n"),
             // The gate's and the merge's regression runs run the agent's code: as the user.
             (
                 ".conveyor.toml",
                 "regression = \"test -f a.txt && test \\\"$(id -u)\\\" != 0\"\n",
             ),
-        ],
-    );
-    let mock = Mock::start();
-    // No HOME (the daemon takes the user's from /etc/passwd), no IS_SANDBOX.
-    let mut env = agent_env(&mock, Path::new("/nonexistent"), false);
-    env.remove("HOME");
-    // Top-level keys first: `config_toml` ends with the `[agent_env]` table.
-    let cfg_text = format!(
-        "root_mode = {{ user = \"{USER}\" }}\npermission_mode = \"bypassPermissions\"\n{}",
-        config_toml(&tmp.path().join("data"), &claude, Some(env), "")
-    );
-    let cfg_path = tmp.path().join("data.toml");
-    std::fs::write(&cfg_path, cfg_text).unwrap();
-    let cfg = conveyor::Config::load(&cfg_path).unwrap();
+        ])
+        .mock()
+        .claude_bin(&claude)
+        // No HOME (the daemon takes the user's from /etc/passwd), no IS_SANDBOX.
+        .no_agent_home()
+        .config(&format!(
+            "root_mode = {{ user = \"{USER}\" }}\npermission_mode = \"bypassPermissions\"\n"
+        ))
+        .start()
+        .await;
+    let cfg = conveyor::Config::load(&d.config_file()).unwrap();
     assert!(!cfg.agent_env.contains_key("IS_SANDBOX"));
-    let handle = conveyor::start(cfg).await.unwrap();
-    let c = Client::new(format!("http://{}", handle.addr), Some(TOKEN.into()));
-    let p = c
-        .create_project(&NewProject {
-            name: "p".into(),
-            repo_path: repo.display().to_string(),
-            main_branch: None,
-        })
-        .await
-        .unwrap();
-    let line = c
-        .create_line(&NewLine {
-            project_id: p.id,
-            title: "as a user".into(),
-            task: "record who runs".into(),
-            priority: None,
-        })
-        .await
-        .unwrap();
+    let (c, mock, repo) = (d.client(), d.mock(), d.repo());
+    let line = d.line("as a user", "record who runs").await;
     let s = line.session_id.clone();
     let plan = json!({"level": "light", "steps": [{"title": "who", "task": "x",
         "checks": [{"cmd": "test -s uid.txt"}, {"cmd": format!("test \"$(id -u)\" = {uid}")}]}]});
@@ -148,14 +125,14 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
     )
     .await;
 
-    let done = wait_state(&c, &line.id, LineState::AwaitingAcceptance, 240).await;
+    let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 240).await;
     assert!(
         done.line.steps.iter().all(|st| st.state == StepState::Done),
         "{:#?}",
         done.line.steps
     );
     // The agent's Bash ran as the user, with the user's home.
-    let wt = tmp.path().join("data/worktrees").join(&line.id);
+    let wt = d.worktree(&line.id);
     let got_uid = std::fs::read_to_string(wt.join("uid.txt")).unwrap();
     assert_eq!(got_uid.trim(), uid.to_string(), "the agent's uid");
     assert_ne!(got_uid.trim(), "0");
@@ -190,29 +167,26 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
         done.journal
     );
     // Checkpoint commits exist on the line's branch, and main got the work.
-    let log = git(&repo, &["log", "--format=%s", &line.branch]);
+    let log = git(repo, &["log", "--format=%s", &line.branch]);
     assert!(
         log.contains(&format!("conveyor: line {} step 2: who", line.id)),
         "{log}"
     );
+    assert_eq!(git(repo, &["show", "main:uid.txt"]).trim(), uid.to_string());
     assert_eq!(
-        git(&repo, &["show", "main:uid.txt"]).trim(),
-        uid.to_string()
-    );
-    assert_eq!(
-        git(&repo, &["show", "main:written.txt"]),
+        git(repo, &["show", "main:written.txt"]),
         "by the Write tool\n"
     );
     // The agent reaches its own folders, not the database.
-    let db = std::fs::metadata(tmp.path().join("data/conveyor.db")).unwrap();
+    let db = std::fs::metadata(d.data().join("conveyor.db")).unwrap();
     assert_eq!(
         db.permissions().mode() & 0o077,
         0,
         "conveyor.db is open to others"
     );
-    let line_dir = std::fs::metadata(tmp.path().join("data/lines").join(&line.id)).unwrap();
+    let line_dir = std::fs::metadata(d.data().join("lines").join(&line.id)).unwrap();
     assert_eq!(std::os::unix::fs::MetadataExt::uid(&line_dir), uid);
-    handle.stop().await;
+    d.stop().await;
 }
 
 fn walk(dir: &Path) -> Vec<std::path::PathBuf> {

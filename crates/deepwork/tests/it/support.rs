@@ -4,8 +4,6 @@
 //! directory, so no real user config is ever read. Runs have a deadline; a run that outlives it
 //! is killed and the test fails with whatever it printed.
 
-#![allow(dead_code)]
-
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fs;

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../../test/conveyor-ipc';
+import { detail, ev, line, project, question } from '../../test/fixtures';
 import type { ConnectionStatus } from '../ipc';
-import type { Event, Line, LineDetail, Question, Review } from '../generated/conveyor';
+import type { Line, Review } from '../generated/conveyor';
 
 vi.mock('../ipc', async (orig) => (await import('../../test/conveyor-ipc')).mockIpc(await orig()));
 const api = conveyorMock(await import('../ipc'));
@@ -10,43 +11,6 @@ const { ConveyorStore, groupLines, lineKey, questionKey } = await import('./conv
 const { IpcError } = await import('../ipc');
 const { i18n } = await import('../i18n/index.svelte');
 
-const line = (id: string, state: Line['state'], over: Partial<Line> = {}): Line => ({
-  id,
-  project_id: 'p1',
-  title: `line ${id}`,
-  task: 'do it',
-  priority: 0,
-  state,
-  level: null,
-  session_id: 's',
-  branch: `line/${id}`,
-  reason: null,
-  park_until: null,
-  steps: [],
-  cost_usd: 0,
-  created_at: '2026-11-29T20:00:00Z',
-  updated_at: '2026-11-29T20:00:00Z',
-  ...over,
-});
-
-const detail = (l: Line): LineDetail => ({
-  ...l,
-  journal: [],
-  budget: { cost_usd: 0, runs: 0, tokens: { input: 0, output: 0, cache_read: 0, cache_write: 0 } },
-});
-
-const ev = (over: Partial<Event>): Event => ({
-  seq: 1,
-  kind: 'line',
-  line_id: null,
-  project_id: null,
-  step_n: null,
-  state: null,
-  detail: null,
-  at: '2026-11-29T23:00:00Z',
-  ...over,
-});
-
 const connected: ConnectionStatus = {
   mode: 'embedded',
   url: 'http://127.0.0.1:1',
@@ -54,22 +18,6 @@ const connected: ConnectionStatus = {
   message: null,
   daemon_version: '0.1.0',
 };
-
-const question = (over: Partial<Question> = {}): Question => ({
-  id: 'q1',
-  line_id: 'a',
-  project_id: 'p1',
-  text: 'Which port?',
-  options: ['8080', '9090'],
-  default: '8080',
-  why: null,
-  reversible: true,
-  expensive: false,
-  status: 'unvalidated',
-  answer: null,
-  created_at: '2026-11-29T21:00:00Z',
-  ...over,
-});
 
 const review: Review = {
   projects: [{ project_id: 'p1', name: 'shop', questions: [], unvalidated: [question()], answered: [], decided: [] }],
@@ -102,7 +50,7 @@ describe('ConveyorStore', () => {
     api.onResync.mockResolvedValue(() => {});
     api.status.mockResolvedValue(connected);
     api.lines.mockResolvedValue([line('a', 'running')]);
-    api.projects.mockResolvedValue([{ id: 'p1', name: 'shop', repo_path: '/r', main_branch: 'main', created_at: 'x' }]);
+    api.projects.mockResolvedValue([project()]);
     api.review.mockResolvedValue(review);
     api.budget.mockResolvedValue({ pools: [], running_estimate_usd: 0, kinds: [], misses: { total: 0, recent: 0, advice: null }, park_until: null, last_rate_limit: null });
     api.notify.mockResolvedValue(undefined);
