@@ -126,18 +126,7 @@ fn line_text(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::fs;
-
-    fn project(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Sandbox) {
-        let d = tempfile::tempdir().unwrap();
-        for (p, c) in files {
-            let full = d.path().join(p);
-            fs::create_dir_all(full.parent().unwrap()).unwrap();
-            fs::write(full, c).unwrap();
-        }
-        let sb = Sandbox::new(d.path()).unwrap();
-        (d, sb)
-    }
+    use crate::sandbox::project;
 
     #[test]
     fn hits_are_sorted_with_line_numbers_one_per_line() {

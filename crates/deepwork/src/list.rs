@@ -68,15 +68,10 @@ pub fn list(sandbox: &Sandbox, glob: &str, limit: usize) -> Result<Listed, GlobE
 mod tests {
     use super::*;
 
+    /// A project holding `paths`, each file a one-byte `x`.
     fn project(paths: &[&str]) -> (tempfile::TempDir, Sandbox) {
-        let d = tempfile::tempdir().unwrap();
-        for p in paths {
-            let full = d.path().join(p);
-            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
-            std::fs::write(full, "x").unwrap();
-        }
-        let sb = Sandbox::new(d.path()).unwrap();
-        (d, sb)
+        let files: Vec<(&str, &[u8])> = paths.iter().map(|p| (*p, b"x".as_slice())).collect();
+        crate::sandbox::project(&files)
     }
 
     #[test]

@@ -349,14 +349,7 @@ mod tests {
     }
 
     fn setup() -> (tempfile::TempDir, Sandbox) {
-        let d = tempfile::tempdir().unwrap();
-        std::fs::write(
-            d.path().join("ask.mjs"),
-            "line1\nasync function waitForAnswer() {}\n",
-        )
-        .unwrap();
-        let sb = Sandbox::new(d.path()).unwrap();
-        (d, sb)
+        crate::sandbox::project(&[("ask.mjs", b"line1\nasync function waitForAnswer() {}\n")])
     }
 
     fn go(sb: &Sandbox, answers: &[&'static str], steps: usize) -> (Outcome, Script, Vec<Event>) {

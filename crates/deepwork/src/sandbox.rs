@@ -216,16 +216,26 @@ pub fn rel_to_slash(rel: &Path) -> String {
     out
 }
 
+/// For the tests of the modules that read through a [`Sandbox`]: a temp project folder holding
+/// `files` (parent folders made as needed), and the sandbox over it.
+#[cfg(test)]
+pub(crate) fn project(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Sandbox) {
+    let d = tempfile::tempdir().unwrap();
+    for (p, c) in files {
+        let full = d.path().join(p);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, c).unwrap();
+    }
+    let sb = Sandbox::new(d.path()).unwrap();
+    (d, sb)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn sandbox() -> (tempfile::TempDir, Sandbox) {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("src")).unwrap();
-        std::fs::write(dir.path().join("src/a.js"), "a").unwrap();
-        let sb = Sandbox::new(dir.path()).unwrap();
-        (dir, sb)
+        project(&[("src/a.js", b"a")])
     }
 
     #[test]

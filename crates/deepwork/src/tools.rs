@@ -250,18 +250,7 @@ fn run_find(sandbox: &Sandbox, text: &str, limit: usize, out: &mut String) -> (u
 mod tests {
     use super::*;
     use crate::protocol::parse;
-    use std::fs;
-
-    fn project(files: &[(&str, &[u8])]) -> (tempfile::TempDir, Sandbox) {
-        let d = tempfile::tempdir().unwrap();
-        for (p, c) in files {
-            let full = d.path().join(p);
-            fs::create_dir_all(full.parent().unwrap()).unwrap();
-            fs::write(full, c).unwrap();
-        }
-        let sb = Sandbox::new(d.path()).unwrap();
-        (d, sb)
-    }
+    use crate::sandbox::project;
 
     fn run(sb: &Sandbox, answer: &str, limits: &Limits) -> Executed {
         execute(sb, &parse(answer).requests, limits)
