@@ -388,34 +388,59 @@ pub enum MergeOutcome {
     AlreadyMerged,
     /// The branch conflicts with main.
     Conflict { files: String },
-    /// The regression command was red after the merge.
+    /// The regression was red after the merge.
     Red { output: String },
     /// Main's checkout has uncommitted changes: it cannot be moved.
     DirtyCheckout { detail: String },
 }
 
+/// A merge of a line's branch into main: see [`merge_into_main`].
+#[derive(Debug, Clone, Copy)]
+pub struct Merge<'a> {
+    pub locks: &'a Locks,
+    pub repo: &'a Path,
+    /// The branch that moves (`main`).
+    pub main: &'a str,
+    /// The line's branch.
+    pub branch: &'a str,
+    /// Where the merge is made and checked: made afresh at main's head, removed afterwards.
+    pub scratch: &'a Path,
+    /// Used when the repository has no identity of its own.
+    pub identity: &'a Identity,
+    /// The merge commit's message.
+    pub message: &'a str,
+}
+
+/// What the regression said of the merged code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Regression {
+    Green,
+    /// Red, with what to tell the fixer.
+    Red {
+        output: String,
+    },
+}
+
 /// The merge the seed prescribes: take fresh main, merge the line's branch into it in a
-/// separate worktree, run the regression command there, and only when it is green move main
-/// forward by compare-and-swap (merging again when main moved meanwhile). A checkout of main in
-/// the repository itself is fast-forwarded only when clean.
+/// separate worktree (`m.scratch`), let `regression` judge the merged code there, and only
+/// when it is green move main forward by compare-and-swap (merging again when main moved
+/// meanwhile). A checkout of main in the repository itself is fast-forwarded only when clean.
 ///
 /// # Errors
-/// [`Error::Git`] for failures other than the outcomes above.
-#[allow(clippy::too_many_arguments)]
-pub async fn merge_into_main(
-    locks: &Locks,
-    repo: &Path,
-    main: &str,
-    branch: &str,
-    scratch: &Path,
-    id: &Identity,
-    message: &str,
-    regression: Option<&str>,
-    env: &std::collections::BTreeMap<String, String>,
-    user: Option<&exec::AgentUser>,
-    timeout: Duration,
-    cancel: &CancellationToken,
+/// [`Error::Git`] for failures other than the outcomes above; `regression`'s own errors.
+pub async fn merge_into_main<F: Future<Output = Result<Regression>>>(
+    m: &Merge<'_>,
+    mut regression: impl FnMut() -> F,
 ) -> Result<MergeOutcome> {
+    let Merge {
+        locks,
+        repo,
+        main,
+        branch,
+        scratch,
+        identity,
+        message,
+    } = *m;
     for _round in 0..3 {
         let main_at = branch_head(repo, main).await?;
         if commits_not_in(repo, branch, main).await? == 0 {
@@ -434,7 +459,7 @@ pub async fn merge_into_main(
             let s = scratch.to_string_lossy().into_owned();
             git(repo, &["worktree", "add", "--detach", &s, &main_at]).await?;
         }
-        let mut args = identity_args(scratch, id).await;
+        let mut args = identity_args(scratch, identity).await;
         args.extend(
             ["merge", "--no-ff", "--no-edit", "-m", message, branch]
                 .iter()
@@ -455,25 +480,9 @@ pub async fn merge_into_main(
             };
             return Ok(MergeOutcome::Conflict { files });
         }
-        if let Some(cmd) = regression {
-            let mut spec = Spec::shell(cmd, scratch);
-            spec.env.extend(env.clone());
-            // The merged code is the agent's: with an agent user it runs as that user.
-            if let Some(u) = user {
-                exec::chown_worktree(scratch, u.uid, u.gid)?;
-                u.apply(&mut spec);
-            }
-            let out = exec::run(&spec, timeout, cancel).await?;
-            if out.code != Some(0) {
-                drop_scratch(locks, repo, scratch).await;
-                return Ok(MergeOutcome::Red {
-                    output: format!(
-                        "`{cmd}` exited {} after the merge:\n{}",
-                        out.code.map_or("by a signal".into(), |c| c.to_string()),
-                        out.tail(3000)
-                    ),
-                });
-            }
+        if let Regression::Red { output } = regression().await? {
+            drop_scratch(locks, repo, scratch).await;
+            return Ok(MergeOutcome::Red { output });
         }
         let new = git(scratch, &["rev-parse", "HEAD"])
             .await?
@@ -586,6 +595,23 @@ mod tests {
         (repo, locks, base, wt)
     }
 
+    /// A regression in the merged worktree: `cmd` through `sh -c`, red with its output.
+    async fn shell(cmd: &str, merged: &Path) -> Result<Regression> {
+        let out = exec::run(
+            &Spec::shell(cmd, merged),
+            Duration::from_secs(30),
+            &CancellationToken::new(),
+        )
+        .await?;
+        Ok(if out.code == Some(0) {
+            Regression::Green
+        } else {
+            Regression::Red {
+                output: out.tail(3000),
+            }
+        })
+    }
+
     fn id() -> Identity {
         Identity {
             name: "c".into(),
@@ -608,18 +634,16 @@ mod tests {
         assert_eq!(commits_not_in(&repo, "line/x", "main").await.unwrap(), 1);
         let scratch = d.path().join("scratch");
         let out = merge_into_main(
-            &locks,
-            &repo,
-            "main",
-            "line/x",
-            &scratch,
-            &id(),
-            "merge line/x",
-            Some("test -f b.txt"),
-            &Default::default(),
-            None,
-            Duration::from_secs(30),
-            &CancellationToken::new(),
+            &Merge {
+                locks: &locks,
+                repo: &repo,
+                main: "main",
+                branch: "line/x",
+                scratch: &scratch,
+                identity: &id(),
+                message: "merge line/x",
+            },
+            || shell("test -f b.txt", &scratch),
         )
         .await
         .unwrap();
@@ -634,21 +658,20 @@ mod tests {
     async fn red_regression_leaves_main_alone() {
         let d = tempfile::tempdir().unwrap();
         let (repo, locks, base, wt) = line_worktree(d.path(), "line/y").await;
+        let scratch = d.path().join("s");
         std::fs::write(wt.join("c.txt"), "c\n").unwrap();
         checkpoint(&wt, &id(), "step").await.unwrap();
         let out = merge_into_main(
-            &locks,
-            &repo,
-            "main",
-            "line/y",
-            &d.path().join("s"),
-            &id(),
-            "m",
-            Some("echo nope; exit 1"),
-            &Default::default(),
-            None,
-            Duration::from_secs(30),
-            &CancellationToken::new(),
+            &Merge {
+                locks: &locks,
+                repo: &repo,
+                main: "main",
+                branch: "line/y",
+                scratch: &scratch,
+                identity: &id(),
+                message: "m",
+            },
+            || shell("echo nope; exit 1", &scratch),
         )
         .await
         .unwrap();
