@@ -290,6 +290,7 @@ async fn diff(
         &PathBuf::from(&project.repo_path),
         &project.main_branch,
         &l.branch,
+        &st.shutdown,
     )
     .await?;
     Ok(Json(match found {
@@ -376,7 +377,14 @@ async fn accept(
             ));
         }
     }
-    git::remove_worktree(&st.locks, &repo, &st.worktree_path(&id), &l.branch).await?;
+    git::remove_worktree(
+        &st.locks,
+        &repo,
+        &st.worktree_path(&id),
+        &l.branch,
+        &st.shutdown,
+    )
+    .await?;
     sqlx::query("UPDATE lines SET worktree = NULL WHERE id = ?")
         .bind(&id)
         .execute(&st.store.pool)

@@ -96,7 +96,7 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
     };
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
     // The level is raised mechanically by what the diff touches.
-    let head = git::git(&worktree, &["rev-parse", "HEAD"])
+    let head = git::git(&worktree, &["rev-parse", "HEAD"], cancel)
         .await?
         .trim()
         .to_string();
@@ -199,6 +199,7 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
         scratch: &scratch,
         identity: &sh.identity(),
         message: &format!("Merge {}: {}", line.branch, line.title),
+        cancel,
     };
     let regression = list.regression.as_deref();
     let out = git::merge_into_main(&merge, || {
