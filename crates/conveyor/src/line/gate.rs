@@ -94,6 +94,16 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
                 .await;
         }
     };
+    for k in list.not_yet_read() {
+        tracing::warn!(
+            line = %line.id,
+            file = ".conveyor.toml",
+            main = %main,
+            key = k.key,
+            read_by = k.read_by,
+            "checklist key accepted but not yet read: it has no effect until the feature that reads it exists"
+        );
+    }
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
     // The level is raised mechanically by what the diff touches.
     let head = git::git(&worktree, &["rev-parse", "HEAD"], cancel)
