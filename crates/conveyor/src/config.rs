@@ -162,6 +162,28 @@ impl BudgetConfig {
     }
 }
 
+/// A key that is parsed (a wrong type is an error) and documented, but that no code reads yet:
+/// the feature that reads it comes with its own issue. When set, it is named in a warning
+/// (`conveyor.toml` at load, a project's `.conveyor.toml` at each gate), never silently ignored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NotYetRead {
+    pub key: &'static str,
+    /// The feature that will read it.
+    pub read_by: &'static str,
+}
+
+const JUDGE_AND_CATCHER: &str = "the judge (the morning list freezes when the night ends) and the Catcher (nothing is sent at night)";
+const ROLES: &str = "the roles issue (clicks at the gate)";
+const DEPLOY: &str = "the deploy issue (deploy after the merge, health check, rollback)";
+
+/// The keys among `set` that are set, as [`NotYetRead`] notices.
+fn notices(set: &[(&'static str, bool, &'static str)]) -> Vec<NotYetRead> {
+    set.iter()
+        .filter(|(_, is_set, _)| *is_set)
+        .map(|&(key, _, read_by)| NotYetRead { key, read_by })
+        .collect()
+}
+
 /// A `conveyor.toml` that parses but cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Invalid {
@@ -194,7 +216,8 @@ pub struct Config {
     /// The agent CLI.
     #[serde(default = "default_claude")]
     pub claude_bin: PathBuf,
-    /// Hours in which nothing is sent to Anton (kept for the notifier, which comes later).
+    /// Hours in which nothing is sent to Anton (`"22:00-08:00"`). Accepted, not yet read: the
+    /// judge and the Catcher will read it (see [`Config::not_yet_read`]).
     #[serde(default)]
     pub night: Option<String>,
     /// `--permission-mode` of every run.
@@ -373,7 +396,20 @@ impl Config {
             path: path.to_path_buf(),
             message: e.to_string(),
         })?;
+        for k in self.not_yet_read() {
+            tracing::warn!(
+                file = %path.display(),
+                key = k.key,
+                read_by = k.read_by,
+                "config key accepted but not yet read: it has no effect until the feature that reads it exists"
+            );
+        }
         Ok(self)
+    }
+
+    /// The keys this config sets that no code reads yet.
+    pub fn not_yet_read(&self) -> Vec<NotYetRead> {
+        notices(&[("night", self.night.is_some(), JUDGE_AND_CATCHER)])
     }
 
     fn validate(&self) -> Result<(), Invalid> {
@@ -451,18 +487,26 @@ pub struct Checklist {
     /// The whole suite, run in the worktree and after the merge.
     #[serde(default)]
     pub regression: Option<String>,
+    /// More commands the gate runs in the worktree, each with the exit code it must give.
     #[serde(default)]
     pub checklist: Vec<Check>,
+    /// Browser clicks. Accepted, not yet read: the roles issue runs them at the gate.
     #[serde(default)]
     pub ui_scenarios: Option<String>,
+    /// Accepted, not yet read: the deploy issue runs it after the merge.
     #[serde(default)]
     pub deploy: Option<String>,
+    /// Accepted, not yet read: the deploy issue retries it after a deploy.
     #[serde(default)]
     pub health_check: Option<String>,
+    /// Accepted, not yet read: the deploy issue runs it when the health check stays red.
     #[serde(default)]
     pub rollback: Option<String>,
+    /// A diff touching these globs raises the line's level to `full`.
     #[serde(default)]
     pub full_level_paths: Vec<String>,
+    /// A diff touching these makes `ui_scenarios` mandatory. Accepted, not yet read: the roles
+    /// issue reads it.
     #[serde(default)]
     pub ui_paths: Vec<String>,
 }
@@ -476,6 +520,17 @@ impl Checklist {
         toml::from_str(text).map_err(|e| Error::Checklist {
             message: describe_toml_error(text, &e),
         })
+    }
+
+    /// The keys this checklist sets that no code reads yet.
+    pub fn not_yet_read(&self) -> Vec<NotYetRead> {
+        notices(&[
+            ("ui_scenarios", self.ui_scenarios.is_some(), ROLES),
+            ("ui_paths", !self.ui_paths.is_empty(), ROLES),
+            ("deploy", self.deploy.is_some(), DEPLOY),
+            ("health_check", self.health_check.is_some(), DEPLOY),
+            ("rollback", self.rollback.is_some(), DEPLOY),
+        ])
     }
 }
 
@@ -613,6 +668,42 @@ mod tests {
         )
         .unwrap();
         assert_eq!(u.root_mode, Some(RootMode::User("conveyor".into())));
+    }
+
+    #[test]
+    fn keys_not_yet_read_are_named_when_set_and_unknown_keys_stay_errors() {
+        let keys = |n: Vec<NotYetRead>| n.iter().map(|k| k.key).collect::<Vec<_>>();
+        let p = Path::new("/cfg/conveyor.toml");
+        let base = "data_dir = \"d\"\ntoken = \"t\"\n";
+        let c = Config::parse_at(base, p).unwrap();
+        assert!(c.not_yet_read().is_empty());
+        let c = Config::parse_at(&format!("{base}night = \"22:00-08:00\"\n"), p).unwrap();
+        assert_eq!(keys(c.not_yet_read()), ["night"]);
+        assert!(c.not_yet_read()[0].read_by.contains("judge"));
+        let e = Config::parse_at(&format!("{base}nigth = \"22:00-08:00\"\n"), p).unwrap_err();
+        assert!(e.to_string().contains("nigth"), "{e}");
+
+        let l = Checklist::parse("regression = \"x\"\nfull_level_paths = [\"m/**\"]\n").unwrap();
+        assert!(l.not_yet_read().is_empty());
+        let l = Checklist::parse(
+            r#"ui_scenarios = "npx playwright test"
+deploy = "./deploy.sh"
+health_check = "curl -fsS http://127.0.0.1:8080/health"
+rollback = "./rollback.sh"
+ui_paths = ["web/**"]
+"#,
+        )
+        .unwrap();
+        assert_eq!(
+            keys(l.not_yet_read()),
+            [
+                "ui_scenarios",
+                "ui_paths",
+                "deploy",
+                "health_check",
+                "rollback"
+            ]
+        );
     }
 
     #[test]

@@ -34,6 +34,15 @@ pub enum Error {
         /// What failed, with git's own words.
         message: String,
     },
+    /// A git call stopped by its cancellation token: the daemon is shutting down, or the line
+    /// was cancelled. The work it was part of is taken up again (after the restart).
+    #[error("git {command} in {}: stopped (the daemon is shutting down or the line was cancelled)", repo.display())]
+    GitCancelled {
+        /// The repository or worktree.
+        repo: PathBuf,
+        /// The git arguments.
+        command: String,
+    },
     /// A file operation failed.
     #[error("{}: {source}", path.display())]
     Io {

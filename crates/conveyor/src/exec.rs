@@ -30,6 +30,9 @@ pub struct Spec {
     pub user: Option<(u32, u32)>,
     /// Start from an empty environment (only `PATH` kept) instead of the daemon's.
     pub clear_env: bool,
+    /// On a timeout or a cancellation the group gets SIGTERM and this long to end before
+    /// SIGKILL; zero (the default) kills at once. Git needs it to remove its lock files.
+    pub stop_grace: Duration,
 }
 
 impl Spec {
@@ -43,6 +46,7 @@ impl Spec {
             env_remove: Vec::new(),
             user: None,
             clear_env: false,
+            stop_grace: Duration::ZERO,
         }
     }
 
@@ -74,6 +78,12 @@ impl Spec {
     /// Sets one environment variable.
     pub fn env(mut self, k: impl Into<String>, v: impl Into<String>) -> Spec {
         self.env.insert(k.into(), v.into());
+        self
+    }
+
+    /// Sets [`Spec::stop_grace`].
+    pub fn stop_grace(mut self, grace: Duration) -> Spec {
+        self.stop_grace = grace;
         self
     }
 
@@ -168,13 +178,11 @@ pub async fn run(spec: &Spec, timeout: Duration, cancel: &CancellationToken) -> 
     let (code, timed_out, cancelled) = tokio::select! {
         st = child.wait() => (st.ok().and_then(|s| s.code()), false, false),
         () = tokio::time::sleep(timeout) => {
-            kill_group(pid);
-            let _ = child.wait().await;
+            stop(pid, &mut child, spec.stop_grace).await;
             (None, true, false)
         }
         () = cancel.cancelled() => {
-            kill_group(pid);
-            let _ = child.wait().await;
+            stop(pid, &mut child, spec.stop_grace).await;
             (None, false, true)
         }
     };
@@ -191,20 +199,36 @@ pub async fn run(spec: &Spec, timeout: Duration, cancel: &CancellationToken) -> 
     })
 }
 
+/// Ends `child` (the leader of group `pid`): SIGTERM and up to `grace` to exit when `grace`
+/// is not zero, then SIGKILL.
+async fn stop(pid: Option<u32>, child: &mut Child, grace: Duration) {
+    #[cfg(unix)]
+    if !grace.is_zero() {
+        signal_group(pid, nix::sys::signal::Signal::SIGTERM);
+        if tokio::time::timeout(grace, child.wait()).await.is_ok() {
+            return;
+        }
+    }
+    kill_group(pid);
+    let _ = child.wait().await;
+}
+
 /// Stops a process group started by [`Spec::spawn`] (its leader's pid is the group id).
 pub fn kill_group(pid: Option<u32>) {
     #[cfg(unix)]
+    signal_group(pid, nix::sys::signal::Signal::SIGKILL);
+    #[cfg(not(unix))]
+    let _ = pid;
+}
+
+#[cfg(unix)]
+fn signal_group(pid: Option<u32>, signal: nix::sys::signal::Signal) {
     if let Some(pid) = pid
         && let Ok(pid) = i32::try_from(pid)
         && pid > 1
     {
-        let _ = nix::sys::signal::killpg(
-            nix::unistd::Pid::from_raw(pid),
-            nix::sys::signal::Signal::SIGKILL,
-        );
+        let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), signal);
     }
-    #[cfg(not(unix))]
-    let _ = pid;
 }
 
 /// Whether the daemon runs as root.
@@ -457,6 +481,27 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_grace_lets_the_group_clean_up_before_it_is_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let ready = testing::fifo(&dir.path().join("ready"));
+        let cancel = CancellationToken::new();
+        let spec = Spec::shell(
+            "trap 'echo done > cleaned; exit 1' TERM; echo > ready; sleep 30 & wait",
+            dir.path(),
+        )
+        .stop_grace(Duration::from_secs(10));
+        let run = tokio::spawn({
+            let cancel = cancel.clone();
+            async move { run(&spec, Duration::from_secs(60), &cancel).await }
+        });
+        testing::reached(&ready).await;
+        cancel.cancel();
+        let o = run.await.unwrap().unwrap();
+        assert!(o.cancelled && !o.timed_out);
+        assert!(dir.path().join("cleaned").exists(), "SIGTERM came first");
+    }
+
+    #[tokio::test]
     async fn leftovers_are_found_by_their_environment() {
         let id = format!("test-{}", uuid::Uuid::new_v4());
         let child = Spec::shell("sleep 30", ".")
@@ -483,5 +528,39 @@ mod tests {
             .unwrap();
         let e = rt.block_on(async { Spec::new("/nonexistent/claude", ".").spawn() });
         assert!(matches!(e, Err(Error::Spawn { .. })));
+    }
+}
+
+/// Test helpers: a child says it reached a point by writing to a named pipe, and the test
+/// waits on the pipe (no polling).
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::path::{Path, PathBuf};
+    use std::time::Duration;
+
+    /// Makes a named pipe at `path` and returns `path`.
+    pub fn fifo(path: &Path) -> PathBuf {
+        let st = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap();
+        assert!(st.success(), "mkfifo {}", path.display());
+        path.to_path_buf()
+    }
+
+    /// Returns once something wrote to the pipe and closed it (at most 30 s: a child that
+    /// died first fails the test instead of hanging it).
+    pub async fn reached(fifo: &Path) {
+        let p = fifo.to_path_buf();
+        let mut read = tokio::task::spawn_blocking(move || std::fs::read(p));
+        if tokio::time::timeout(Duration::from_secs(30), &mut read)
+            .await
+            .is_err()
+        {
+            // Be the writer ourselves, so the blocked reader ends with the test.
+            drop(std::fs::OpenOptions::new().write(true).open(fifo));
+            let _ = read.await;
+            panic!("the child never reached {}", fifo.display());
+        }
     }
 }

@@ -2,6 +2,13 @@
 //! merges, where git2 is awkward. Every writing operation on a repository holds that
 //! repository's lock, so two lines of different projects never fight, and the merge of one
 //! line never races another line's worktree creation in the same repository.
+//!
+//! The git CLI calls take a cancellation token (a line's, or the daemon's `shutdown`): a stop
+//! ends a long or hung call (a merge whose hook hangs, a checkout through a slow filter) with
+//! [`Error::GitCancelled`], by SIGTERM first so that git removes its lock files. What puts
+//! things back runs to its end instead, because a stop waits for that bookkeeping and half a
+//! rollback is worse than a late one: [`reset_to`], removing a scratch or half-made worktree,
+//! and moving main once the merged code is green.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -47,9 +54,19 @@ fn git_err(repo: &Path, message: impl Into<String>) -> Error {
     }
 }
 
+/// A git call's longest run.
+const GIT_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// How long a stopped git call has after SIGTERM (to remove its lock files) before SIGKILL.
+const GIT_STOP_GRACE: Duration = Duration::from_secs(5);
+
 /// Runs `git args…` in `dir`; returns stdout, or an error quoting stderr.
-pub async fn git(dir: &Path, args: &[&str]) -> Result<String> {
-    let out = git_raw(dir, args).await?;
+///
+/// # Errors
+/// [`Error::GitCancelled`] when `cancel` stops it (or was cancelled before it started);
+/// [`Error::Git`] when git fails.
+pub async fn git(dir: &Path, args: &[&str], cancel: &CancellationToken) -> Result<String> {
+    let out = git_raw(dir, args, cancel).await?;
     if out.code != Some(0) {
         return Err(git_err(
             dir,
@@ -64,15 +81,29 @@ pub async fn git(dir: &Path, args: &[&str]) -> Result<String> {
     Ok(out.stdout)
 }
 
-async fn git_raw(dir: &Path, args: &[&str]) -> Result<exec::Output> {
+/// Runs `git args…` in `dir` to its end, whatever its exit code; [`Error::GitCancelled`] when
+/// `cancel` stops it.
+async fn git_raw(dir: &Path, args: &[&str], cancel: &CancellationToken) -> Result<exec::Output> {
+    let stopped = || Error::GitCancelled {
+        repo: dir.to_path_buf(),
+        command: args.join(" "),
+    };
+    if cancel.is_cancelled() {
+        return Err(stopped());
+    }
     // The daemon's git runs on worktrees an agent user may own (`root_mode = { user = … }`):
     // git's ownership check ("dubious ownership") must not stop it.
     let spec = Spec::new("git", dir)
         .args(["-c", "safe.directory=*"])
         .args(args.iter().copied())
         .env("GIT_TERMINAL_PROMPT", "0")
-        .env("LC_ALL", "C");
-    exec::run(&spec, Duration::from_secs(600), &CancellationToken::new()).await
+        .env("LC_ALL", "C")
+        .stop_grace(GIT_STOP_GRACE);
+    let out = exec::run(&spec, GIT_TIMEOUT, cancel).await?;
+    if out.cancelled {
+        return Err(stopped());
+    }
+    Ok(out)
 }
 
 /// The commit `branch` points at in `repo` (git2).
@@ -145,17 +176,19 @@ pub async fn commits_not_in(repo: &Path, branch: &str, main: &str) -> Result<usi
 /// What `branch` changes against the main commit it forked from: the first commit of the
 /// branch's first-parent history that is also on main's first-parent history. Merges into
 /// main are merge commits, so a merged line still shows its own change. `None` when the
-/// branch does not exist.
+/// branch does not exist. `cancel` stops it between two files.
 ///
 /// # Errors
-/// [`Error::Git`] when the repository cannot be read.
+/// [`Error::Git`] when the repository cannot be read; [`Error::GitCancelled`].
 pub async fn line_diff(
     repo: &Path,
     main: &str,
     branch: &str,
+    cancel: &CancellationToken,
 ) -> Result<Option<(String, String, Vec<conveyor_api::FileDiff>)>> {
     let repo = repo.to_path_buf();
     let (main, branch) = (main.to_string(), branch.to_string());
+    let cancel = cancel.clone();
     blocking(move || {
         let r = git2::Repository::open(&repo).map_err(|e| git_err(&repo, e.message()))?;
         let Ok(head) = r.refname_to_id(&format!("refs/heads/{branch}")) else {
@@ -192,6 +225,12 @@ pub async fn line_diff(
             .map_err(|e| git_err(&repo, e.message()))?;
         let mut files = Vec::new();
         for i in 0..diff.deltas().len() {
+            if cancel.is_cancelled() {
+                return Err(Error::GitCancelled {
+                    repo: repo.clone(),
+                    command: format!("diff {main}...{branch}"),
+                });
+            }
             let Some(delta) = diff.get_delta(i) else {
                 continue;
             };
@@ -283,56 +322,71 @@ async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'sta
 /// worktree at `path` is kept).
 ///
 /// # Errors
-/// [`Error::Git`] with git's message.
+/// [`Error::Git`] with git's message; [`Error::GitCancelled`], the half-made worktree removed.
 pub async fn add_worktree(
     locks: &Locks,
     repo: &Path,
     path: &Path,
     branch: &str,
     base: &str,
+    cancel: &CancellationToken,
 ) -> Result<()> {
     let lock = locks.of(repo);
     let _g = lock.lock().await;
     if path.join(".git").exists() {
         return Ok(());
     }
-    let _ = git(repo, &["worktree", "prune"]).await;
+    let _ = git(repo, &["worktree", "prune"], cancel).await;
     let p = path.to_string_lossy().into_owned();
-    if branch_exists(repo, branch).await {
-        git(repo, &["worktree", "add", &p, branch]).await?;
+    let added = if branch_exists(repo, branch).await {
+        git(repo, &["worktree", "add", &p, branch], cancel).await
     } else {
-        git(repo, &["worktree", "add", "-b", branch, &p, base]).await?;
+        git(repo, &["worktree", "add", "-b", branch, &p, base], cancel).await
+    };
+    if let Err(Error::GitCancelled { .. }) = added {
+        // A checkout cut short must not pass for a worktree (the test above looks for `.git`
+        // only): it goes, and the next attempt makes it again.
+        let to_the_end = CancellationToken::new();
+        let _ = git(repo, &["worktree", "remove", "--force", &p], &to_the_end).await;
+        let _ = std::fs::remove_dir_all(path);
+        let _ = git(repo, &["worktree", "prune"], &to_the_end).await;
     }
-    Ok(())
+    added.map(drop)
 }
 
 /// Removes the worktree at `path` and deletes `branch`.
 ///
 /// # Errors
-/// [`Error::Git`].
-pub async fn remove_worktree(locks: &Locks, repo: &Path, path: &Path, branch: &str) -> Result<()> {
+/// [`Error::Git`]; [`Error::GitCancelled`] (calling it again finishes the job).
+pub async fn remove_worktree(
+    locks: &Locks,
+    repo: &Path,
+    path: &Path,
+    branch: &str,
+    cancel: &CancellationToken,
+) -> Result<()> {
     let lock = locks.of(repo);
     let _g = lock.lock().await;
     if path.exists() {
         let p = path.to_string_lossy().into_owned();
-        if git(repo, &["worktree", "remove", "--force", &p])
+        if git(repo, &["worktree", "remove", "--force", &p], cancel)
             .await
             .is_err()
         {
             let _ = std::fs::remove_dir_all(path);
         }
     }
-    let _ = git(repo, &["worktree", "prune"]).await;
+    let _ = git(repo, &["worktree", "prune"], cancel).await;
     if branch_exists(repo, branch).await {
-        git(repo, &["branch", "-D", branch]).await?;
+        git(repo, &["branch", "-D", branch], cancel).await?;
     }
     Ok(())
 }
 
 /// `-c user.name=… -c user.email=…` when the repository has no identity of its own.
-async fn identity_args(dir: &Path, id: &Identity) -> Vec<String> {
-    let has_name = git(dir, &["config", "user.name"]).await.is_ok();
-    let has_email = git(dir, &["config", "user.email"]).await.is_ok();
+async fn identity_args(dir: &Path, id: &Identity, cancel: &CancellationToken) -> Vec<String> {
+    let has_name = git(dir, &["config", "user.name"], cancel).await.is_ok();
+    let has_email = git(dir, &["config", "user.email"], cancel).await.is_ok();
     let mut a = Vec::new();
     if !has_name {
         a.extend(["-c".into(), format!("user.name={}", id.name)]);
@@ -346,12 +400,17 @@ async fn identity_args(dir: &Path, id: &Identity) -> Vec<String> {
 /// Commits everything in the worktree (if anything changed) and returns HEAD: the checkpoint.
 ///
 /// # Errors
-/// [`Error::Git`].
-pub async fn checkpoint(worktree: &Path, id: &Identity, message: &str) -> Result<String> {
-    git(worktree, &["add", "-A"]).await?;
-    let status = git(worktree, &["status", "--porcelain"]).await?;
+/// [`Error::Git`]; [`Error::GitCancelled`].
+pub async fn checkpoint(
+    worktree: &Path,
+    id: &Identity,
+    message: &str,
+    cancel: &CancellationToken,
+) -> Result<String> {
+    git(worktree, &["add", "-A"], cancel).await?;
+    let status = git(worktree, &["status", "--porcelain"], cancel).await?;
     if !status.trim().is_empty() {
-        let mut args = identity_args(worktree, id).await;
+        let mut args = identity_args(worktree, id, cancel).await;
         args.extend([
             "commit".into(),
             "-q".into(),
@@ -360,22 +419,23 @@ pub async fn checkpoint(worktree: &Path, id: &Identity, message: &str) -> Result
             message.into(),
         ]);
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        git(worktree, &refs).await?;
+        git(worktree, &refs, cancel).await?;
     }
-    Ok(git(worktree, &["rev-parse", "HEAD"])
+    Ok(git(worktree, &["rev-parse", "HEAD"], cancel)
         .await?
         .trim()
         .to_string())
 }
 
 /// Puts the worktree back at `commit`: tracked files reset, untracked ones removed (ignored
-/// files such as build output are kept).
+/// files such as build output are kept). A rollback: it runs to its end, never cancelled.
 ///
 /// # Errors
 /// [`Error::Git`].
 pub async fn reset_to(worktree: &Path, commit: &str) -> Result<()> {
-    git(worktree, &["reset", "-q", "--hard", commit]).await?;
-    git(worktree, &["clean", "-q", "-fd"]).await?;
+    let to_the_end = CancellationToken::new();
+    git(worktree, &["reset", "-q", "--hard", commit], &to_the_end).await?;
+    git(worktree, &["clean", "-q", "-fd"], &to_the_end).await?;
     Ok(())
 }
 
@@ -388,34 +448,75 @@ pub enum MergeOutcome {
     AlreadyMerged,
     /// The branch conflicts with main.
     Conflict { files: String },
-    /// The regression command was red after the merge.
+    /// The regression was red after the merge.
     Red { output: String },
     /// Main's checkout has uncommitted changes: it cannot be moved.
     DirtyCheckout { detail: String },
 }
 
+/// A merge of a line's branch into main: see [`merge_into_main`].
+#[derive(Debug, Clone, Copy)]
+pub struct Merge<'a> {
+    pub locks: &'a Locks,
+    pub repo: &'a Path,
+    /// The branch that moves (`main`).
+    pub main: &'a str,
+    /// The line's branch.
+    pub branch: &'a str,
+    /// Where the merge is made and checked: made afresh at main's head, removed afterwards.
+    pub scratch: &'a Path,
+    /// Used when the repository has no identity of its own.
+    pub identity: &'a Identity,
+    /// The merge commit's message.
+    pub message: &'a str,
+    pub cancel: &'a CancellationToken,
+}
+
+/// What the regression said of the merged code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Regression {
+    Green,
+    /// Red, with what to tell the fixer.
+    Red {
+        output: String,
+    },
+}
+
 /// The merge the seed prescribes: take fresh main, merge the line's branch into it in a
-/// separate worktree, run the regression command there, and only when it is green move main
-/// forward by compare-and-swap (merging again when main moved meanwhile). A checkout of main in
-/// the repository itself is fast-forwarded only when clean.
+/// separate worktree (`m.scratch`), let `regression` judge the merged code there, and only
+/// when it is green move main forward by compare-and-swap (merging again when main moved
+/// meanwhile). A checkout of main in the repository itself is fast-forwarded only when clean.
+/// `m.cancel` stops the git calls up to the green regression (stopping the regression is the
+/// caller's); moving main, once begun, runs to its end.
 ///
 /// # Errors
-/// [`Error::Git`] for failures other than the outcomes above.
-#[allow(clippy::too_many_arguments)]
-pub async fn merge_into_main(
-    locks: &Locks,
-    repo: &Path,
-    main: &str,
-    branch: &str,
-    scratch: &Path,
-    id: &Identity,
-    message: &str,
-    regression: Option<&str>,
-    env: &std::collections::BTreeMap<String, String>,
-    user: Option<&exec::AgentUser>,
-    timeout: Duration,
-    cancel: &CancellationToken,
+/// [`Error::Git`] for failures other than the outcomes above; [`Error::GitCancelled`], the
+/// scratch worktree removed; `regression`'s own errors.
+pub async fn merge_into_main<F: Future<Output = Result<Regression>>>(
+    m: &Merge<'_>,
+    mut regression: impl FnMut() -> F,
 ) -> Result<MergeOutcome> {
+    let out = merge_rounds(m, &mut regression).await;
+    if let Err(Error::GitCancelled { .. }) = out {
+        drop_scratch(m.locks, m.repo, m.scratch).await;
+    }
+    out
+}
+
+async fn merge_rounds<F: Future<Output = Result<Regression>>>(
+    m: &Merge<'_>,
+    regression: &mut impl FnMut() -> F,
+) -> Result<MergeOutcome> {
+    let Merge {
+        locks,
+        repo,
+        main,
+        branch,
+        scratch,
+        identity,
+        message,
+        cancel,
+    } = *m;
     for _round in 0..3 {
         let main_at = branch_head(repo, main).await?;
         if commits_not_in(repo, branch, main).await? == 0 {
@@ -427,26 +528,26 @@ pub async fn merge_into_main(
             let _g = lock.lock().await;
             if scratch.exists() {
                 let s = scratch.to_string_lossy().into_owned();
-                let _ = git(repo, &["worktree", "remove", "--force", &s]).await;
+                let _ = git(repo, &["worktree", "remove", "--force", &s], cancel).await;
                 let _ = std::fs::remove_dir_all(scratch);
             }
-            let _ = git(repo, &["worktree", "prune"]).await;
+            let _ = git(repo, &["worktree", "prune"], cancel).await;
             let s = scratch.to_string_lossy().into_owned();
-            git(repo, &["worktree", "add", "--detach", &s, &main_at]).await?;
+            git(repo, &["worktree", "add", "--detach", &s, &main_at], cancel).await?;
         }
-        let mut args = identity_args(scratch, id).await;
+        let mut args = identity_args(scratch, identity, cancel).await;
         args.extend(
             ["merge", "--no-ff", "--no-edit", "-m", message, branch]
                 .iter()
                 .map(|s| s.to_string()),
         );
         let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let merged = git_raw(scratch, &refs).await?;
+        let merged = git_raw(scratch, &refs, cancel).await?;
         if merged.code != Some(0) {
-            let files = git(scratch, &["diff", "--name-only", "--diff-filter=U"])
+            let files = git(scratch, &["diff", "--name-only", "--diff-filter=U"], cancel)
                 .await
                 .unwrap_or_default();
-            let _ = git(scratch, &["merge", "--abort"]).await;
+            let _ = git(scratch, &["merge", "--abort"], cancel).await;
             drop_scratch(locks, repo, scratch).await;
             let files = if files.trim().is_empty() {
                 exec::tail(&merged.stdout, 1000)
@@ -455,27 +556,11 @@ pub async fn merge_into_main(
             };
             return Ok(MergeOutcome::Conflict { files });
         }
-        if let Some(cmd) = regression {
-            let mut spec = Spec::shell(cmd, scratch);
-            spec.env.extend(env.clone());
-            // The merged code is the agent's: with an agent user it runs as that user.
-            if let Some(u) = user {
-                exec::chown_worktree(scratch, u.uid, u.gid)?;
-                u.apply(&mut spec);
-            }
-            let out = exec::run(&spec, timeout, cancel).await?;
-            if out.code != Some(0) {
-                drop_scratch(locks, repo, scratch).await;
-                return Ok(MergeOutcome::Red {
-                    output: format!(
-                        "`{cmd}` exited {} after the merge:\n{}",
-                        out.code.map_or("by a signal".into(), |c| c.to_string()),
-                        out.tail(3000)
-                    ),
-                });
-            }
+        if let Regression::Red { output } = regression().await? {
+            drop_scratch(locks, repo, scratch).await;
+            return Ok(MergeOutcome::Red { output });
         }
-        let new = git(scratch, &["rev-parse", "HEAD"])
+        let new = git(scratch, &["rev-parse", "HEAD"], cancel)
             .await?
             .trim()
             .to_string();
@@ -504,17 +589,26 @@ enum Moved {
 }
 
 /// Moves `main` from `old` to `new` by compare-and-swap; a checkout of main is updated only
-/// when it is clean.
+/// when it is clean. Never cancelled: a stop between the ref and the checkout would leave the
+/// checkout behind its branch.
 async fn move_main(repo: &Path, main: &str, old: &str, new: &str) -> Result<Moved> {
-    let head = git(repo, &["symbolic-ref", "-q", "HEAD"]).await.ok();
-    let bare = git(repo, &["rev-parse", "--is-bare-repository"])
+    let to_the_end = &CancellationToken::new();
+    let head = git(repo, &["symbolic-ref", "-q", "HEAD"], to_the_end)
+        .await
+        .ok();
+    let bare = git(repo, &["rev-parse", "--is-bare-repository"], to_the_end)
         .await
         .map(|s| s.trim() == "true")
         .unwrap_or(false);
     let checked_out =
         !bare && head.as_deref().map(str::trim) == Some(&format!("refs/heads/{main}"));
     if checked_out {
-        let status = git(repo, &["status", "--porcelain", "--untracked-files=no"]).await?;
+        let status = git(
+            repo,
+            &["status", "--porcelain", "--untracked-files=no"],
+            to_the_end,
+        )
+        .await?;
         if !status.trim().is_empty() {
             return Ok(Moved::Dirty(format!(
                 "the checkout of {main} in {} has uncommitted changes: {}",
@@ -533,6 +627,7 @@ async fn move_main(repo: &Path, main: &str, old: &str, new: &str) -> Result<Move
             new,
             old,
         ],
+        to_the_end,
     )
     .await?;
     if r.code != Some(0) {
@@ -540,23 +635,32 @@ async fn move_main(repo: &Path, main: &str, old: &str, new: &str) -> Result<Move
     }
     if checked_out {
         // Bring the clean checkout's index and files from `old` to `new`.
-        git(repo, &["read-tree", "-u", "-m", old, new]).await?;
+        git(repo, &["read-tree", "-u", "-m", old, new], to_the_end).await?;
     }
     Ok(Moved::Yes)
 }
 
+/// Removes the scratch worktree; runs to its end (it is what a stopped merge leaves).
 async fn drop_scratch(locks: &Locks, repo: &Path, scratch: &Path) {
     let lock = locks.of(repo);
     let _g = lock.lock().await;
+    let to_the_end = CancellationToken::new();
     let s = scratch.to_string_lossy().into_owned();
-    let _ = git(repo, &["worktree", "remove", "--force", &s]).await;
+    let _ = git(repo, &["worktree", "remove", "--force", &s], &to_the_end).await;
     let _ = std::fs::remove_dir_all(scratch);
-    let _ = git(repo, &["worktree", "prune"]).await;
+    let _ = git(repo, &["worktree", "prune"], &to_the_end).await;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use crate::exec::testing::{fifo, reached};
+
+    /// `git` that is never cancelled.
+    async fn run(dir: &Path, args: &[&str]) -> String {
+        git(dir, args, &CancellationToken::new()).await.unwrap()
+    }
 
     async fn repo_with_main(dir: &Path) {
         for a in [
@@ -564,11 +668,44 @@ mod tests {
             vec!["config", "user.name", "t"],
             vec!["config", "user.email", "t@t"],
         ] {
-            git(dir, &a).await.unwrap();
+            run(dir, &a).await;
         }
         std::fs::write(dir.join("a.txt"), "a\n").unwrap();
-        git(dir, &["add", "-A"]).await.unwrap();
-        git(dir, &["commit", "-qm", "init"]).await.unwrap();
+        run(dir, &["add", "-A"]).await;
+        run(dir, &["commit", "-qm", "init"]).await;
+    }
+
+    /// Makes the repository's hook `name` say so on a pipe and then hang; returns the pipe.
+    async fn hanging_hook(dir: &Path, repo: &Path, name: &str) -> PathBuf {
+        let hooks = dir.join("hooks");
+        std::fs::create_dir_all(&hooks).unwrap();
+        let ready = fifo(&dir.join(format!("{name}.ready")));
+        let hook = hooks.join(name);
+        std::fs::write(
+            &hook,
+            format!("#!/bin/sh\necho > '{}'\nexec sleep 600\n", ready.display()),
+        )
+        .unwrap();
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        run(
+            repo,
+            &["config", "core.hooksPath", &hooks.to_string_lossy()],
+        )
+        .await;
+        ready
+    }
+
+    /// Awaits a stopped git operation: it must end soon (its hook sleeps 600 s).
+    async fn stopped<T: std::fmt::Debug>(task: tokio::task::JoinHandle<Result<T>>) -> Error {
+        tokio::time::timeout(Duration::from_secs(30), task)
+            .await
+            .expect("the stopped git call ended promptly")
+            .unwrap()
+            .unwrap_err()
     }
 
     /// A repository with main under `dir`, and a worktree of a new branch `branch` from it:
@@ -580,10 +717,27 @@ mod tests {
         let locks = Locks::default();
         let base = branch_head(&repo, "main").await.unwrap();
         let wt = dir.join("wt");
-        add_worktree(&locks, &repo, &wt, branch, &base)
+        add_worktree(&locks, &repo, &wt, branch, &base, &CancellationToken::new())
             .await
             .unwrap();
         (repo, locks, base, wt)
+    }
+
+    /// A regression in the merged worktree: `cmd` through `sh -c`, red with its output.
+    async fn shell(cmd: &str, merged: &Path) -> Result<Regression> {
+        let out = exec::run(
+            &Spec::shell(cmd, merged),
+            Duration::from_secs(30),
+            &CancellationToken::new(),
+        )
+        .await?;
+        Ok(if out.code == Some(0) {
+            Regression::Green
+        } else {
+            Regression::Red {
+                output: out.tail(3000),
+            }
+        })
     }
 
     fn id() -> Identity {
@@ -598,7 +752,9 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let (repo, locks, base, wt) = line_worktree(d.path(), "line/x").await;
         std::fs::write(wt.join("b.txt"), "b\n").unwrap();
-        let cp = checkpoint(&wt, &id(), "step 1").await.unwrap();
+        let cp = checkpoint(&wt, &id(), "step 1", &CancellationToken::new())
+            .await
+            .unwrap();
         assert_ne!(cp, base);
         std::fs::write(wt.join("a.txt"), "broken\n").unwrap();
         std::fs::write(wt.join("junk.txt"), "junk\n").unwrap();
@@ -608,18 +764,17 @@ mod tests {
         assert_eq!(commits_not_in(&repo, "line/x", "main").await.unwrap(), 1);
         let scratch = d.path().join("scratch");
         let out = merge_into_main(
-            &locks,
-            &repo,
-            "main",
-            "line/x",
-            &scratch,
-            &id(),
-            "merge line/x",
-            Some("test -f b.txt"),
-            &Default::default(),
-            None,
-            Duration::from_secs(30),
-            &CancellationToken::new(),
+            &Merge {
+                locks: &locks,
+                repo: &repo,
+                main: "main",
+                branch: "line/x",
+                scratch: &scratch,
+                identity: &id(),
+                message: "merge line/x",
+                cancel: &CancellationToken::new(),
+            },
+            || shell("test -f b.txt", &scratch),
         )
         .await
         .unwrap();
@@ -634,25 +789,142 @@ mod tests {
     async fn red_regression_leaves_main_alone() {
         let d = tempfile::tempdir().unwrap();
         let (repo, locks, base, wt) = line_worktree(d.path(), "line/y").await;
+        let scratch = d.path().join("s");
         std::fs::write(wt.join("c.txt"), "c\n").unwrap();
-        checkpoint(&wt, &id(), "step").await.unwrap();
+        checkpoint(&wt, &id(), "step", &CancellationToken::new())
+            .await
+            .unwrap();
         let out = merge_into_main(
-            &locks,
-            &repo,
-            "main",
-            "line/y",
-            &d.path().join("s"),
-            &id(),
-            "m",
-            Some("echo nope; exit 1"),
-            &Default::default(),
-            None,
-            Duration::from_secs(30),
-            &CancellationToken::new(),
+            &Merge {
+                locks: &locks,
+                repo: &repo,
+                main: "main",
+                branch: "line/y",
+                scratch: &scratch,
+                identity: &id(),
+                message: "m",
+                cancel: &CancellationToken::new(),
+            },
+            || shell("echo nope; exit 1", &scratch),
         )
         .await
         .unwrap();
         assert!(matches!(out, MergeOutcome::Red { ref output } if output.contains("nope")));
         assert_eq!(branch_head(&repo, "main").await.unwrap(), base);
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_git_call_stops_promptly_and_leaves_no_lock() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        repo_with_main(&repo).await;
+        let cancel = CancellationToken::new();
+        // Cancelled before: git is not started.
+        let before = CancellationToken::new();
+        before.cancel();
+        let e = git(&repo, &["status"], &before).await.unwrap_err();
+        assert!(matches!(e, Error::GitCancelled { ref command, .. } if command == "status"));
+        // Cancelled while git holds the index lock and its hook hangs.
+        let ready = hanging_hook(d.path(), &repo, "pre-commit").await;
+        std::fs::write(repo.join("a.txt"), "changed\n").unwrap();
+        let commit = tokio::spawn({
+            let (repo, cancel) = (repo.clone(), cancel.clone());
+            async move { git(&repo, &["commit", "-a", "-qm", "x"], &cancel).await }
+        });
+        reached(&ready).await;
+        assert!(repo.join(".git/index.lock").exists(), "git holds the lock");
+        cancel.cancel();
+        let e = stopped(commit).await;
+        assert!(
+            matches!(e, Error::GitCancelled { ref command, .. } if command == "commit -a -qm x"),
+            "{e:?}"
+        );
+        assert!(e.to_string().contains("stopped"), "{e}");
+        assert!(
+            !repo.join(".git/index.lock").exists(),
+            "SIGTERM let git unlock"
+        );
+        assert_eq!(
+            run(&repo, &["rev-list", "--count", "HEAD"]).await.trim(),
+            "1"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_worktree_is_not_left_half_made() {
+        let d = tempfile::tempdir().unwrap();
+        let repo = d.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        repo_with_main(&repo).await;
+        let base = branch_head(&repo, "main").await.unwrap();
+        let ready = hanging_hook(d.path(), &repo, "post-checkout").await;
+        let (locks, wt, cancel) = (
+            Locks::default(),
+            d.path().join("wt"),
+            CancellationToken::new(),
+        );
+        let add = tokio::spawn({
+            let (locks, repo, wt, base, cancel) = (
+                locks.clone(),
+                repo.clone(),
+                wt.clone(),
+                base.clone(),
+                cancel.clone(),
+            );
+            async move { add_worktree(&locks, &repo, &wt, "line/z", &base, &cancel).await }
+        });
+        reached(&ready).await;
+        cancel.cancel();
+        assert!(matches!(stopped(add).await, Error::GitCancelled { .. }));
+        assert!(!wt.exists());
+        run(&repo, &["config", "--unset", "core.hooksPath"]).await;
+        add_worktree(
+            &locks,
+            &repo,
+            &wt,
+            "line/z",
+            &base,
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
+        assert!(wt.join("a.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_merge_leaves_main_and_no_scratch() {
+        let d = tempfile::tempdir().unwrap();
+        let (repo, locks, base, wt) = line_worktree(d.path(), "line/w").await;
+        std::fs::write(wt.join("w.txt"), "w\n").unwrap();
+        checkpoint(&wt, &id(), "step", &CancellationToken::new())
+            .await
+            .unwrap();
+        let ready = hanging_hook(d.path(), &repo, "pre-merge-commit").await;
+        let (scratch, cancel) = (d.path().join("s"), CancellationToken::new());
+        let merge = tokio::spawn({
+            let (repo, scratch, cancel) = (repo.clone(), scratch.clone(), cancel.clone());
+            async move {
+                let m = Merge {
+                    locks: &locks,
+                    repo: &repo,
+                    main: "main",
+                    branch: "line/w",
+                    scratch: &scratch,
+                    identity: &id(),
+                    message: "m",
+                    cancel: &cancel,
+                };
+                merge_into_main(&m, || async {
+                    Err(Error::Internal("a regression after a stopped merge".into()))
+                })
+                .await
+            }
+        });
+        reached(&ready).await;
+        cancel.cancel();
+        assert!(matches!(stopped(merge).await, Error::GitCancelled { .. }));
+        assert_eq!(branch_head(&repo, "main").await.unwrap(), base);
+        assert!(!scratch.exists());
     }
 }

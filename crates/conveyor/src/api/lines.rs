@@ -310,6 +310,7 @@ async fn diff(
         &PathBuf::from(&project.repo_path),
         &project.main_branch,
         &l.branch,
+        &st.shutdown,
     )
     .await?;
     Ok(Json(match found {
@@ -390,7 +391,14 @@ async fn accept(
             ));
         }
     }
-    git::remove_worktree(&st.locks, &repo, &st.worktree_path(&id), &l.branch).await?;
+    git::remove_worktree(
+        &st.locks,
+        &repo,
+        &st.worktree_path(&id),
+        &l.branch,
+        &st.shutdown,
+    )
+    .await?;
     store::lines::clear_worktree(&mut *st.store.conn().await?, &id).await?;
     st.set_line_state(&id, LineState::Accepted, None, None)
         .await?;

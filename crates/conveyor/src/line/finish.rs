@@ -90,7 +90,9 @@ pub(super) async fn finish_step(
         return fail_step(sh, line, step, worktree, checkpoint, &reason, false).await;
     }
     let message = format!("conveyor: line {} step {}: {}", line.id, step.n, step.title);
-    let sha = git::checkpoint(worktree, &sh.identity(), &message).await?;
+    // Stopped by the shutdown only (recovery then takes the step up again), not by a cancel of
+    // the line: a line cancelled now still records its finished step.
+    let sha = git::checkpoint(worktree, &sh.identity(), &message, &sh.shutdown).await?;
     store::steps::record_done(
         &mut *sh.store.conn().await?,
         store::steps::Done {

@@ -3,7 +3,7 @@
 //! regression again; a red gate or merge adds a fixer step, or stops the line after
 //! [`GATE_ROUNDS`] in a row.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use conveyor_api::{Level, LineState, StepKind};
@@ -11,7 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Result;
 use crate::config::{Check, Checklist};
-use crate::git::{self, MergeOutcome};
+use crate::exec::{self, Spec};
+use crate::git::{self, MergeOutcome, Regression};
 use crate::state::Shared;
 use crate::store::{self, LineRow};
 
@@ -87,9 +88,19 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
                 .await;
         }
     };
+    for k in list.not_yet_read() {
+        tracing::warn!(
+            line = %line.id,
+            file = ".conveyor.toml",
+            main = %main,
+            key = k.key,
+            read_by = k.read_by,
+            "checklist key accepted but not yet read: it has no effect until the feature that reads it exists"
+        );
+    }
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
     // The level is raised mechanically by what the diff touches.
-    let head = git::git(&worktree, &["rev-parse", "HEAD"])
+    let head = git::git(&worktree, &["rev-parse", "HEAD"], cancel)
         .await?
         .trim()
         .to_string();
@@ -139,6 +150,39 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
     merge(sh, &fresh, cancel).await
 }
 
+/// The regression command on the merged code, in the merge's scratch worktree `merged`; no
+/// command is green.
+async fn run_regression(
+    sh: &Shared,
+    line_id: &str,
+    cmd: Option<&str>,
+    merged: &Path,
+    cancel: &CancellationToken,
+) -> Result<Regression> {
+    let Some(cmd) = cmd else {
+        return Ok(Regression::Green);
+    };
+    let mut spec = Spec::shell(cmd, merged);
+    spec.env.extend(sh.command_env(line_id));
+    // The merged code is the agent's: with an agent user it runs as that user.
+    if let Some(u) = &sh.agent_user {
+        exec::chown_worktree(merged, u.uid, u.gid)?;
+        u.apply(&mut spec);
+    }
+    let timeout = Duration::from_secs(sh.cfg.command_timeout_secs);
+    let out = exec::run(&spec, timeout, cancel).await?;
+    if out.code != Some(0) {
+        return Ok(Regression::Red {
+            output: format!(
+                "`{cmd}` exited {} after the merge:\n{}",
+                out.code.map_or("by a signal".into(), |c| c.to_string()),
+                out.tail(3000)
+            ),
+        });
+    }
+    Ok(Regression::Green)
+}
+
 /// Merge into fresh main in a separate worktree, regression after the merge, then main moves.
 pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
     let (list, _, repo, main_branch) = match checklist(sh, line).await? {
@@ -150,20 +194,20 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
         }
     };
     let scratch = sh.cfg.data_dir.join("scratch").join(&line.id);
-    let out = git::merge_into_main(
-        &sh.locks,
-        &repo,
-        &main_branch,
-        &line.branch,
-        &scratch,
-        &sh.identity(),
-        &format!("Merge {}: {}", line.branch, line.title),
-        list.regression.as_deref(),
-        &sh.command_env(&line.id),
-        sh.agent_user.as_ref(),
-        Duration::from_secs(sh.cfg.command_timeout_secs),
+    let merge = git::Merge {
+        locks: &sh.locks,
+        repo: &repo,
+        main: &main_branch,
+        branch: &line.branch,
+        scratch: &scratch,
+        identity: &sh.identity(),
+        message: &format!("Merge {}: {}", line.branch, line.title),
         cancel,
-    )
+    };
+    let regression = list.regression.as_deref();
+    let out = git::merge_into_main(&merge, || {
+        run_regression(sh, &line.id, regression, &scratch, cancel)
+    })
     .await?;
     if cancel.is_cancelled() {
         return Ok(());

@@ -111,8 +111,25 @@ pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
 /// Does the line's next thing.
 ///
 /// # Errors
-/// Database errors; everything else ends in a line state with a reason.
+/// Database errors; everything else ends in a line state with a reason, except a git call
+/// stopped by `cancel` or the shutdown: the line keeps its state and is taken up again (after
+/// a restart, by recovery), as when an agent or a check is stopped.
 pub(crate) async fn advance(
+    sh: &Shared,
+    line_id: &str,
+    estimate: f64,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    match advance_once(sh, line_id, estimate, cancel).await {
+        Err(e @ crate::Error::GitCancelled { .. }) => {
+            tracing::info!(line = line_id, error = %e, "stopped during a git call");
+            Ok(())
+        }
+        done => done,
+    }
+}
+
+async fn advance_once(
     sh: &Shared,
     line_id: &str,
     estimate: f64,
@@ -127,6 +144,7 @@ pub(crate) async fn advance(
     }
     let line = match ensure_worktree(sh, &line).await {
         Ok(l) => l,
+        Err(e @ crate::Error::GitCancelled { .. }) => return Err(e),
         Err(e) => {
             sh.set_line_state(
                 line_id,
@@ -175,8 +193,8 @@ async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
         .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
     let repo = PathBuf::from(&project.repo_path);
     let base = git::branch_head(&repo, &project.main_branch).await?;
-    git::add_worktree(&sh.locks, &repo, &path, &line.branch, &base).await?;
-    let head = git::git(&path, &["rev-parse", "HEAD"])
+    git::add_worktree(&sh.locks, &repo, &path, &line.branch, &base, &sh.shutdown).await?;
+    let head = git::git(&path, &["rev-parse", "HEAD"], &sh.shutdown)
         .await?
         .trim()
         .to_string();

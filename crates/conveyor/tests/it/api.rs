@@ -203,9 +203,9 @@ async fn accept_refuses_to_delete_unmerged_work() {
     git(d.repo(), &["add", "-A"]);
     git(d.repo(), &["commit", "-qm", "unmerged"]);
     git(d.repo(), &["checkout", "-q", "main"]);
-    sqlx::query("UPDATE lines SET state = 'awaiting_acceptance' WHERE id = ?")
-        .bind(id)
-        .execute(&d.handle().shared().store.pool)
+    d.handle()
+        .shared()
+        .set_line_state(id, conveyor_api::LineState::AwaitingAcceptance, None, None)
         .await
         .unwrap();
     let r = call(&d, "POST", &format!("/api/lines/{id}/accept"), None).await;
