@@ -481,8 +481,10 @@ pub struct Check {
     pub expect_exit: i32,
 }
 
-/// A project's `.conveyor.toml`, read from fresh main (never from the line's branch).
+/// A project's `.conveyor.toml`, read from fresh main (never from the line's branch). An
+/// unknown key is an error (DESIGN.md), so a misspelt gate is never silently no gate.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Checklist {
     /// The whole suite, run in the worktree and after the merge.
     #[serde(default)]
@@ -717,5 +719,16 @@ full_level_paths = ["migrations/**"]
         .unwrap();
         assert_eq!(c.regression.as_deref(), Some("cargo test"));
         assert_eq!(c.checklist[0].cmd, "npm run lint");
+    }
+
+    /// A misspelt key in a project's checklist is an error naming it, not a gate that
+    /// silently checks less.
+    #[test]
+    fn an_unknown_checklist_key_is_an_error_that_names_it() {
+        let e = Checklist::parse("regresion = \"cargo test\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("regresion"), "{e}");
+        assert!(e.contains(".conveyor.toml"), "{e}");
     }
 }

@@ -139,29 +139,7 @@ pub(super) async fn run_step(
             checkpoint: line.checkpoint.as_deref(),
             answers: &answers,
         });
-        let bypass = sh.cfg.permission_mode == "bypassPermissions";
-        let inv = Invocation {
-            claude_bin: sh.cfg.claude_bin.clone(),
-            cwd: worktree.clone(),
-            prompt: text,
-            session_id: line.session_id.clone(),
-            resume,
-            settings: hook.settings.clone(),
-            permission_mode: sh.cfg.permission_mode.clone(),
-            allowed_tools: sh.cfg.allowed_tools.clone(),
-            add_dir: (!bypass).then(|| sh.line_dir(&line.id)),
-            model: sh.cfg.model.clone(),
-            env: agent_env(sh, line, step),
-            user: sh.agent_user.as_ref().map(|u| (u.uid, u.gid)),
-            inherit_env: sh.cfg.agent_env_inherit,
-            max_budget_usd: sh
-                .budget
-                .policy
-                .max_budget(estimate)
-                .filter(|usd| *usd >= 0.0001),
-            log,
-            timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
-        };
+        let inv = invocation(sh, line, step, text, resume, &hook, estimate, log);
         give_to_agent(sh, &line.id, &worktree)?;
         tracing::info!(line = %line.id, step = step.n, attempt, resume, "step starts");
         let db = sh.store.clone();
@@ -175,65 +153,8 @@ pub(super) async fn run_step(
         let verdict = report.verdict();
         tracing::info!(line = %line.id, step = step.n, ?verdict, exit = ?report.exit_code, "step run ended");
 
-        // The step's own cost: the delta of the session's cumulative total.
-        let fresh = store::lines::get(&mut *sh.store.conn().await?, &line.id)
-            .await?
-            .expect("line exists");
-        let (cost, new_total) = match &report.result {
-            Some(r) if r.total_cost_usd + 1e-12 >= fresh.session_cost => {
-                (r.total_cost_usd - fresh.session_cost, r.total_cost_usd)
-            }
-            Some(r) => {
-                // The total went down: this CLI reports per call. Trust the run's own figure.
-                let c = r.run_cost_reported().unwrap_or(r.total_cost_usd);
-                (c, fresh.session_cost + c)
-            }
-            None => (0.0, fresh.session_cost),
-        };
-        let tokens = report
-            .result
-            .as_ref()
-            .map(|r| r.run_tokens())
-            .unwrap_or_default();
         let (blocks, _) = hook.rounds();
-        let outcome = match &verdict {
-            Verdict::Finished => RunOutcome::Finished,
-            Verdict::UsageLimit { .. } => RunOutcome::UsageLimit,
-            Verdict::BudgetCap { .. } => RunOutcome::MaxBudget,
-            Verdict::SessionInUse => RunOutcome::SessionInUse,
-            Verdict::NoConversation { .. } => RunOutcome::NoConversation,
-            Verdict::Fatal { .. } => RunOutcome::Fatal,
-            Verdict::Failed { .. } => RunOutcome::Failed,
-            Verdict::Interrupted => RunOutcome::Interrupted,
-        };
-        let ended = Ended {
-            outcome,
-            exit_code: report.exit_code,
-            session_total: report.result.as_ref().map(|r| r.total_cost_usd),
-            cost_usd: cost,
-            input_tokens: tokens.input_tokens,
-            output_tokens: tokens.output_tokens,
-            cache_read: tokens.cache_read_input_tokens,
-            cache_write: tokens.cache_creation_input_tokens,
-            duration_ms: report.duration_ms,
-            result: report.result.as_ref().and_then(|r| r.result.clone()),
-            stderr_tail: exec::tail(&report.stderr, 4000),
-            permission_denials: report
-                .result
-                .as_ref()
-                .and_then(|r| r.permission_denials.as_ref())
-                .map(|v| v.to_string()),
-            hook_blocks: blocks,
-            init_seen: report.init_seen,
-        };
-        runs::finish(
-            &mut *sh.store.conn().await?,
-            run_id,
-            &line.id,
-            new_total,
-            &ended,
-        )
-        .await?;
+        record_run_end(sh, &line.id, run_id, &report, &verdict, blocks).await?;
         ingest_journal(sh, &line.id, Some(&step.id)).await?;
 
         // Cancelled by Anton while it ran: leave the line cancelled.
@@ -350,6 +271,109 @@ pub(super) async fn run_step(
         retried.join("; ")
     );
     stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
+}
+
+/// How the CLI is run for one attempt of the step.
+#[allow(clippy::too_many_arguments)]
+fn invocation(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    prompt: String,
+    resume: bool,
+    hook: &hook::Hook,
+    estimate: f64,
+    log: PathBuf,
+) -> Invocation {
+    let bypass = sh.cfg.permission_mode == "bypassPermissions";
+    Invocation {
+        claude_bin: sh.cfg.claude_bin.clone(),
+        cwd: PathBuf::from(line.worktree.clone().unwrap_or_default()),
+        prompt,
+        session_id: line.session_id.clone(),
+        resume,
+        settings: hook.settings.clone(),
+        permission_mode: sh.cfg.permission_mode.clone(),
+        allowed_tools: sh.cfg.allowed_tools.clone(),
+        add_dir: (!bypass).then(|| sh.line_dir(&line.id)),
+        model: sh.cfg.model.clone(),
+        env: agent_env(sh, line, step),
+        user: sh.agent_user.as_ref().map(|u| (u.uid, u.gid)),
+        inherit_env: sh.cfg.agent_env_inherit,
+        max_budget_usd: sh
+            .budget
+            .policy
+            .max_budget(estimate)
+            .filter(|usd| *usd >= 0.0001),
+        log,
+        timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
+    }
+}
+
+/// Records an ended run: its outcome, tokens and its own cost — the delta of the session's
+/// cumulative total — with the line's new session total, in one transaction.
+async fn record_run_end(
+    sh: &Shared,
+    line_id: &str,
+    run_id: i64,
+    report: &claude::Report,
+    verdict: &Verdict,
+    hook_blocks: u32,
+) -> Result<()> {
+    let mut tx = sh.store.begin().await?;
+    let session_cost = store::lines::get(&mut tx, line_id)
+        .await?
+        .expect("line exists")
+        .session_cost;
+    let (cost, new_total) = match &report.result {
+        Some(r) if r.total_cost_usd + 1e-12 >= session_cost => {
+            (r.total_cost_usd - session_cost, r.total_cost_usd)
+        }
+        Some(r) => {
+            // The total went down: this CLI reports per call. Trust the run's own figure.
+            let c = r.run_cost_reported().unwrap_or(r.total_cost_usd);
+            (c, session_cost + c)
+        }
+        None => (0.0, session_cost),
+    };
+    let tokens = report
+        .result
+        .as_ref()
+        .map(|r| r.run_tokens())
+        .unwrap_or_default();
+    let outcome = match verdict {
+        Verdict::Finished => RunOutcome::Finished,
+        Verdict::UsageLimit { .. } => RunOutcome::UsageLimit,
+        Verdict::BudgetCap { .. } => RunOutcome::MaxBudget,
+        Verdict::SessionInUse => RunOutcome::SessionInUse,
+        Verdict::NoConversation { .. } => RunOutcome::NoConversation,
+        Verdict::Fatal { .. } => RunOutcome::Fatal,
+        Verdict::Failed { .. } => RunOutcome::Failed,
+        Verdict::Interrupted => RunOutcome::Interrupted,
+    };
+    let ended = Ended {
+        outcome,
+        exit_code: report.exit_code,
+        session_total: report.result.as_ref().map(|r| r.total_cost_usd),
+        cost_usd: cost,
+        input_tokens: tokens.input_tokens,
+        output_tokens: tokens.output_tokens,
+        cache_read: tokens.cache_read_input_tokens,
+        cache_write: tokens.cache_creation_input_tokens,
+        duration_ms: report.duration_ms,
+        result: report.result.as_ref().and_then(|r| r.result.clone()),
+        stderr_tail: exec::tail(&report.stderr, 4000),
+        permission_denials: report
+            .result
+            .as_ref()
+            .and_then(|r| r.permission_denials.as_ref())
+            .map(|v| v.to_string()),
+        hook_blocks,
+        init_seen: report.init_seen,
+    };
+    runs::finish(&mut tx, run_id, line_id, new_total, &ended).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 /// A decision the daemon took for the line, appended to its journal (so it shows with the
