@@ -241,6 +241,17 @@ wire! {
 }
 
 impl StepKind {
+    /// Every kind, in the order a line meets them.
+    pub const ALL: [StepKind; 7] = [
+        StepKind::Planner,
+        StepKind::Executor,
+        StepKind::Reviewer,
+        StepKind::Tester,
+        StepKind::Skeptic,
+        StepKind::Fixer,
+        StepKind::Remarks,
+    ];
+
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -256,17 +267,7 @@ impl StepKind {
 
     /// Parses the snake_case name.
     pub fn parse(s: &str) -> Option<StepKind> {
-        [
-            StepKind::Planner,
-            StepKind::Executor,
-            StepKind::Reviewer,
-            StepKind::Tester,
-            StepKind::Skeptic,
-            StepKind::Fixer,
-            StepKind::Remarks,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        StepKind::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 
@@ -284,6 +285,16 @@ wire! {
 }
 
 impl StepState {
+    /// Every state.
+    pub const ALL: [StepState; 6] = [
+        StepState::Pending,
+        StepState::Running,
+        StepState::Done,
+        StepState::Failed,
+        StepState::Interrupted,
+        StepState::Cancelled,
+    ];
+
     /// The snake_case name.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -298,16 +309,7 @@ impl StepState {
 
     /// Parses the snake_case name.
     pub fn parse(s: &str) -> Option<StepState> {
-        [
-            StepState::Pending,
-            StepState::Running,
-            StepState::Done,
-            StepState::Failed,
-            StepState::Interrupted,
-            StepState::Cancelled,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        StepState::ALL.into_iter().find(|k| k.as_str() == s)
     }
 }
 

@@ -11,17 +11,6 @@ use super::{ApiError, ApiState, AppState};
 use crate::store::runs::RunOutcome;
 use crate::store::{self, now_ms, rfc3339};
 
-/// Every step kind, in the order a line meets them.
-const KINDS: [StepKind; 7] = [
-    StepKind::Planner,
-    StepKind::Executor,
-    StepKind::Reviewer,
-    StepKind::Tester,
-    StepKind::Skeptic,
-    StepKind::Fixer,
-    StepKind::Remarks,
-];
-
 pub fn router() -> Router<ApiState> {
     Router::new().route("/api/budget", get(budget))
 }
@@ -43,7 +32,7 @@ async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
             utilization: p.utilization,
         })
         .collect();
-    let kinds = KINDS
+    let kinds = StepKind::ALL
         .into_iter()
         .map(|kind| {
             let e = policy.estimate(&snap.runs, kind, None);

@@ -66,14 +66,7 @@ impl Stored for LineState {
 
 impl Stored for StepState {
     const WHAT: &'static str = "step state";
-    const ALL: &'static [Self] = &[
-        StepState::Pending,
-        StepState::Running,
-        StepState::Done,
-        StepState::Failed,
-        StepState::Interrupted,
-        StepState::Cancelled,
-    ];
+    const ALL: &'static [Self] = &StepState::ALL;
     fn name(self) -> &'static str {
         self.as_str()
     }
@@ -81,15 +74,7 @@ impl Stored for StepState {
 
 impl Stored for StepKind {
     const WHAT: &'static str = "step kind";
-    const ALL: &'static [Self] = &[
-        StepKind::Planner,
-        StepKind::Executor,
-        StepKind::Reviewer,
-        StepKind::Tester,
-        StepKind::Skeptic,
-        StepKind::Fixer,
-        StepKind::Remarks,
-    ];
+    const ALL: &'static [Self] = &StepKind::ALL;
     fn name(self) -> &'static str {
         self.as_str()
     }
