@@ -139,7 +139,18 @@ pub(super) async fn run_step(
             checkpoint: line.checkpoint.as_deref(),
             answers: &answers,
         });
-        let inv = invocation(sh, line, step, text, resume, &hook, estimate, log);
+        let inv = Invocation {
+            prompt: text,
+            resume,
+            settings: hook.settings.clone(),
+            max_budget_usd: sh
+                .budget
+                .policy
+                .max_budget(estimate)
+                .filter(|usd| *usd >= 0.0001),
+            log,
+            ..invocation(sh, line, step)
+        };
         give_to_agent(sh, &line.id, &worktree)?;
         tracing::info!(line = %line.id, step = step.n, attempt, resume, "step starts");
         let db = sh.store.clone();
@@ -273,26 +284,18 @@ pub(super) async fn run_step(
     stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
 }
 
-/// How the CLI is run for one attempt of the step.
-#[allow(clippy::too_many_arguments)]
-fn invocation(
-    sh: &Shared,
-    line: &LineRow,
-    step: &StepRow,
-    prompt: String,
-    resume: bool,
-    hook: &hook::Hook,
-    estimate: f64,
-    log: PathBuf,
-) -> Invocation {
+/// How the CLI is run for every attempt of the step: the line's session, worktree and
+/// environment, the daemon's permissions and limits. An attempt adds its prompt, its
+/// `--resume`, its hook's settings, its budget cap and its log.
+fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocation {
     let bypass = sh.cfg.permission_mode == "bypassPermissions";
     Invocation {
         claude_bin: sh.cfg.claude_bin.clone(),
         cwd: PathBuf::from(line.worktree.clone().unwrap_or_default()),
-        prompt,
+        prompt: String::new(),
         session_id: line.session_id.clone(),
-        resume,
-        settings: hook.settings.clone(),
+        resume: false,
+        settings: PathBuf::new(),
         permission_mode: sh.cfg.permission_mode.clone(),
         allowed_tools: sh.cfg.allowed_tools.clone(),
         add_dir: (!bypass).then(|| sh.line_dir(&line.id)),
@@ -300,12 +303,8 @@ fn invocation(
         env: agent_env(sh, line, step),
         user: sh.agent_user.as_ref().map(|u| (u.uid, u.gid)),
         inherit_env: sh.cfg.agent_env_inherit,
-        max_budget_usd: sh
-            .budget
-            .policy
-            .max_budget(estimate)
-            .filter(|usd| *usd >= 0.0001),
-        log,
+        max_budget_usd: None,
+        log: PathBuf::new(),
         timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
     }
 }
