@@ -3,7 +3,9 @@
 
 export type Health = { status: string, version: string, };
 
-export type ApiErrorBody = { code: string, message: string, };
+export type ApiErrorBody = { code: ErrorCode, message: string, };
+
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 

@@ -34,8 +34,67 @@ wire! {
 wire! {
     /// Every error response: a stable `code` to branch on and a human message.
     pub struct ApiErrorBody {
-        pub code: String,
+        pub code: ErrorCode,
         pub message: String,
+    }
+}
+
+wire! {
+    /// The stable code of an error response: what a client branches on (the message is for
+    /// people). Each code comes with one HTTP status.
+    pub enum ErrorCode {
+        /// 401: no bearer token, or a wrong one.
+        Unauthorized,
+        /// 404: no such project, line or question.
+        NotFound,
+        /// 400: the request is malformed or a value is refused (an empty name, a bad filter).
+        BadRequest,
+        /// 409: the line is not in a state that allows this (accept before it awaits
+        /// acceptance, remarks on a finished line, cancel of a cancelled line).
+        InvalidState,
+        /// 409: accept refused, the line's branch holds commits main lacks.
+        UnmergedCommits,
+        /// 409: something by that name exists already (a project).
+        Exists,
+        /// 500: the daemon failed; the details are in its log, never in the answer.
+        Internal,
+    }
+}
+
+impl ErrorCode {
+    /// Every code.
+    pub const ALL: [ErrorCode; 7] = [
+        ErrorCode::Unauthorized,
+        ErrorCode::NotFound,
+        ErrorCode::BadRequest,
+        ErrorCode::InvalidState,
+        ErrorCode::UnmergedCommits,
+        ErrorCode::Exists,
+        ErrorCode::Internal,
+    ];
+
+    /// The snake_case name sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::InvalidState => "invalid_state",
+            ErrorCode::UnmergedCommits => "unmerged_commits",
+            ErrorCode::Exists => "exists",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -581,6 +640,7 @@ pub(crate) fn typescript() -> String {
     let decls = [
         Health::decl(),
         ApiErrorBody::decl(),
+        ErrorCode::decl(),
         Project::decl(),
         NewProject::decl(),
         LineState::decl(),
@@ -623,4 +683,39 @@ pub(crate) fn typescript() -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The codes are the strings the daemon sent before they were an enum, byte for byte.
+    #[test]
+    fn error_codes_are_the_strings_the_api_always_sent() {
+        let sent = [
+            (ErrorCode::Unauthorized, "unauthorized"),
+            (ErrorCode::NotFound, "not_found"),
+            (ErrorCode::BadRequest, "bad_request"),
+            (ErrorCode::InvalidState, "invalid_state"),
+            (ErrorCode::UnmergedCommits, "unmerged_commits"),
+            (ErrorCode::Exists, "exists"),
+            (ErrorCode::Internal, "internal"),
+        ];
+        assert_eq!(sent.len(), ErrorCode::ALL.len());
+        for (code, s) in sent {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(s));
+            assert_eq!(serde_json::from_value::<ErrorCode>(json!(s)).unwrap(), code);
+            assert_eq!((code.as_str(), code.to_string()), (s, s.to_string()));
+            assert_eq!(ErrorCode::parse(s), Some(code));
+        }
+        let body = ApiErrorBody {
+            code: ErrorCode::UnmergedCommits,
+            message: "m".into(),
+        };
+        let text = serde_json::to_string(&body).unwrap();
+        assert_eq!(text, r#"{"code":"unmerged_commits","message":"m"}"#);
+        assert_eq!(serde_json::from_str::<ApiErrorBody>(&text).unwrap(), body);
+        assert!(serde_json::from_str::<ApiErrorBody>(r#"{"code":"nope","message":"m"}"#).is_err());
+    }
 }

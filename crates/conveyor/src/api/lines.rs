@@ -354,7 +354,7 @@ async fn accept(
     let l = line_or_404(&st, &id).await?;
     if l.state() != LineState::AwaitingAcceptance {
         return Err(ApiError::conflict(
-            "invalid_state",
+            conveyor_api::ErrorCode::InvalidState,
             format!("the line is {}, not awaiting_acceptance", l.state),
         ));
     }
@@ -368,7 +368,7 @@ async fn accept(
         let ahead = git::commits_not_in(&repo, &l.branch, &project.main_branch).await?;
         if ahead > 0 {
             return Err(ApiError::conflict(
-                "unmerged_commits",
+                conveyor_api::ErrorCode::UnmergedCommits,
                 format!(
                     "{} holds {ahead} commit(s) that {} does not: refusing to delete unmerged work",
                     l.branch, project.main_branch
@@ -402,7 +402,7 @@ async fn remarks(
         LineState::AwaitingAcceptance | LineState::NeedsHuman | LineState::Blocked
     ) {
         return Err(ApiError::conflict(
-            "invalid_state",
+            conveyor_api::ErrorCode::InvalidState,
             format!(
                 "remarks go to a finished or stopped line; this one is {}",
                 l.state
@@ -435,7 +435,7 @@ async fn cancel(
     let l = line_or_404(&st, &id).await?;
     if matches!(l.state(), LineState::Accepted | LineState::Cancelled) {
         return Err(ApiError::conflict(
-            "invalid_state",
+            conveyor_api::ErrorCode::InvalidState,
             format!("the line is already {}", l.state),
         ));
     }

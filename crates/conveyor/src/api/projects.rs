@@ -61,7 +61,7 @@ async fn create(
     if let Err(e) = st.store.insert_project(&row).await {
         if matches!(&e, crate::Error::Db(sqlx::Error::Database(d)) if d.is_unique_violation()) {
             return Err(ApiError::conflict(
-                "exists",
+                conveyor_api::ErrorCode::Exists,
                 format!("a project named {} exists", row.name),
             ));
         }
