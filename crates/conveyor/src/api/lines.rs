@@ -227,7 +227,7 @@ async fn create(
         EventBody {
             line_id: Some(row.id.clone()),
             project_id: Some(row.project_id.clone()),
-            state: Some("queued".into()),
+            state: Some(LineState::Queued.into()),
             detail: Some("created".into()),
             ..EventBody::default()
         },
