@@ -123,11 +123,20 @@ impl From<conveyor_api::ClientError> for AppError {
     fn from(e: conveyor_api::ClientError) -> AppError {
         let code = match &e {
             conveyor_api::ClientError::Api { status: 401, .. } => ErrorCode::Unauthorized,
-            conveyor_api::ClientError::Api { code, .. } => match code.as_str() {
-                "unmerged_commits" => ErrorCode::Unmerged,
-                "invalid_state" => ErrorCode::InvalidState,
-                _ => ErrorCode::Daemon,
-            },
+            conveyor_api::ClientError::Api {
+                code: Some(code), ..
+            } => {
+                use conveyor_api::ErrorCode as Api;
+                // Every daemon code named: a new one must be placed here on purpose.
+                match code {
+                    Api::UnmergedCommits => ErrorCode::Unmerged,
+                    Api::InvalidState => ErrorCode::InvalidState,
+                    Api::Unauthorized => ErrorCode::Unauthorized,
+                    Api::NotFound | Api::BadRequest | Api::Exists | Api::Internal => {
+                        ErrorCode::Daemon
+                    }
+                }
+            }
             conveyor_api::ClientError::Transport(_) => ErrorCode::DaemonUnreachable,
             _ => ErrorCode::Daemon,
         };
@@ -138,5 +147,41 @@ impl From<conveyor_api::ClientError> for AppError {
             other => other.to_string(),
         };
         AppError::new(code, message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use conveyor_api::{ClientError, ErrorCode as Api};
+
+    fn refused(status: u16, code: Option<Api>) -> AppError {
+        AppError::from(ClientError::Api {
+            status,
+            code,
+            message: "why".into(),
+        })
+    }
+
+    #[test]
+    fn the_daemons_codes_map_to_the_apps() {
+        assert_eq!(
+            refused(409, Some(Api::UnmergedCommits)),
+            AppError::new(ErrorCode::Unmerged, "why")
+        );
+        assert_eq!(
+            refused(409, Some(Api::InvalidState)).code,
+            ErrorCode::InvalidState
+        );
+        assert_eq!(
+            refused(401, Some(Api::Unauthorized)).code,
+            ErrorCode::Unauthorized
+        );
+        // A 401 is a refused token even when the answer is not the daemon's.
+        assert_eq!(refused(401, None).code, ErrorCode::Unauthorized);
+        for code in [Api::NotFound, Api::BadRequest, Api::Exists, Api::Internal] {
+            assert_eq!(refused(400, Some(code)).code, ErrorCode::Daemon, "{code}");
+        }
+        assert_eq!(refused(502, None).code, ErrorCode::Daemon);
     }
 }

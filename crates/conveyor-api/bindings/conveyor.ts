@@ -3,7 +3,9 @@
 
 export type Health = { status: string, version: string, };
 
-export type ApiErrorBody = { code: string, message: string, };
+export type ApiErrorBody = { code: ErrorCode, message: string, };
+
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 
@@ -163,15 +165,13 @@ base: string | null,
  */
 head: string | null, files: Array<FileDiff>, };
 
+export type FileChange = "added" | "modified" | "deleted" | "renamed";
+
 export type FileDiff = { 
 /**
  * The path after the change (before it, for a deleted file).
  */
-path: string, 
-/**
- * `added`, `modified`, `deleted` or `renamed`.
- */
-change: string, 
+path: string, change: FileChange, 
 /**
  * The unified hunks (`@@ … @@` headers and ` `, `+`, `-` lines); empty for binary files.
  */
@@ -179,8 +179,11 @@ patch: string, binary: boolean, };
 
 export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget";
 
+export type EventState = LineState | StepState | QuestionStatus;
+
 export type Event = { seq: number, kind: EventKind, line_id: string | null, project_id: string | null, step_n: number | null, 
 /**
- * The new state of the line or step, when the event is a state change.
+ * The new state of the line or step (or the question's new status), when the event is a
+ * state change.
  */
-state: string | null, detail: string | null, at: string, };
+state: EventState | null, detail: string | null, at: string, };

@@ -10,13 +10,14 @@ use crate::types::*;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ClientError {
-    /// The daemon answered with an error body.
-    #[error("{status}: {code}: {message}")]
+    /// The daemon answered with an error.
+    #[error("{status}: {}: {message}", code.map_or("http", ErrorCode::as_str))]
     Api {
         /// HTTP status.
         status: u16,
-        /// The stable error code (`unauthorized`, `not_found`, `unmerged_commits`, …).
-        code: String,
+        /// The stable error code; `None` when the answer was not an error body of the API (a
+        /// proxy's page, an unknown route), whose text is then the message.
+        code: Option<ErrorCode>,
         /// Human text.
         message: String,
     },
@@ -35,9 +36,9 @@ pub enum ClientError {
 
 impl ClientError {
     /// The stable error code, when the daemon sent one.
-    pub fn code(&self) -> Option<&str> {
+    pub fn code(&self) -> Option<ErrorCode> {
         match self {
-            ClientError::Api { code, .. } => Some(code),
+            ClientError::Api { code, .. } => *code,
             _ => None,
         }
     }
@@ -101,9 +102,7 @@ impl Client {
             let body: Option<ApiErrorBody> = serde_json::from_slice(&bytes).ok();
             return Err(ClientError::Api {
                 status: status.as_u16(),
-                code: body
-                    .as_ref()
-                    .map_or_else(|| "http".into(), |b| b.code.clone()),
+                code: body.as_ref().map(|b| b.code),
                 message: body.map_or_else(
                     || String::from_utf8_lossy(&bytes).into_owned(),
                     |b| b.message,
@@ -327,9 +326,7 @@ impl Client {
             let body: Option<ApiErrorBody> = serde_json::from_slice(&bytes).ok();
             return Err(ClientError::Api {
                 status: status.as_u16(),
-                code: body
-                    .as_ref()
-                    .map_or_else(|| "http".into(), |b| b.code.clone()),
+                code: body.as_ref().map(|b| b.code),
                 message: body.map_or_else(String::new, |b| b.message),
             });
         }

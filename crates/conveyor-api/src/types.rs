@@ -34,8 +34,67 @@ wire! {
 wire! {
     /// Every error response: a stable `code` to branch on and a human message.
     pub struct ApiErrorBody {
-        pub code: String,
+        pub code: ErrorCode,
         pub message: String,
+    }
+}
+
+wire! {
+    /// The stable code of an error response: what a client branches on (the message is for
+    /// people). Each code comes with one HTTP status.
+    pub enum ErrorCode {
+        /// 401: no bearer token, or a wrong one.
+        Unauthorized,
+        /// 404: no such project, line or question.
+        NotFound,
+        /// 400: the request is malformed or a value is refused (an empty name, a bad filter).
+        BadRequest,
+        /// 409: the line is not in a state that allows this (accept before it awaits
+        /// acceptance, remarks on a finished line, cancel of a cancelled line).
+        InvalidState,
+        /// 409: accept refused, the line's branch holds commits main lacks.
+        UnmergedCommits,
+        /// 409: something by that name exists already (a project).
+        Exists,
+        /// 500: the daemon failed; the details are in its log, never in the answer.
+        Internal,
+    }
+}
+
+impl ErrorCode {
+    /// Every code.
+    pub const ALL: [ErrorCode; 7] = [
+        ErrorCode::Unauthorized,
+        ErrorCode::NotFound,
+        ErrorCode::BadRequest,
+        ErrorCode::InvalidState,
+        ErrorCode::UnmergedCommits,
+        ErrorCode::Exists,
+        ErrorCode::Internal,
+    ];
+
+    /// The snake_case name sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorCode::Unauthorized => "unauthorized",
+            ErrorCode::NotFound => "not_found",
+            ErrorCode::BadRequest => "bad_request",
+            ErrorCode::InvalidState => "invalid_state",
+            ErrorCode::UnmergedCommits => "unmerged_commits",
+            ErrorCode::Exists => "exists",
+            ErrorCode::Internal => "internal",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<ErrorCode> {
+        ErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
     }
 }
 
@@ -391,6 +450,30 @@ wire! {
     }
 }
 
+impl QuestionStatus {
+    /// The snake_case name used on the wire and in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            QuestionStatus::Unvalidated => "unvalidated",
+            QuestionStatus::Validated => "validated",
+            QuestionStatus::Answered => "answered",
+            QuestionStatus::Dismissed => "dismissed",
+        }
+    }
+
+    /// Parses the snake_case name.
+    pub fn parse(s: &str) -> Option<QuestionStatus> {
+        [
+            QuestionStatus::Unvalidated,
+            QuestionStatus::Validated,
+            QuestionStatus::Answered,
+            QuestionStatus::Dismissed,
+        ]
+        .into_iter()
+        .find(|q| q.as_str() == s)
+    }
+}
+
 wire! {
     /// A question an agent asked in its journal.
     pub struct Question {
@@ -542,11 +625,34 @@ wire! {
     pub struct FileDiff {
         /// The path after the change (before it, for a deleted file).
         pub path: String,
-        /// `added`, `modified`, `deleted` or `renamed`.
-        pub change: String,
+        pub change: FileChange,
         /// The unified hunks (`@@ … @@` headers and ` `, `+`, `-` lines); empty for binary files.
         pub patch: String,
         pub binary: bool,
+    }
+}
+
+wire! {
+    /// How a file of a [`LineDiff`] changed.
+    pub enum FileChange {
+        Added,
+        /// Changed in place (a change of file type counts here too).
+        Modified,
+        /// Gone; the diff's `path` is the old one.
+        Deleted,
+        Renamed,
+    }
+}
+
+impl FileChange {
+    /// The snake_case name sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FileChange::Added => "added",
+            FileChange::Modified => "modified",
+            FileChange::Deleted => "deleted",
+            FileChange::Renamed => "renamed",
+        }
     }
 }
 
@@ -562,19 +668,114 @@ wire! {
     }
 }
 
-wire! {
-    /// One server-sent event of `GET /api/events` (SSE event name: the `kind`).
-    pub struct Event {
-        #[ts(type = "number")]
-        pub seq: u64,
-        pub kind: EventKind,
-        pub line_id: Option<String>,
-        pub project_id: Option<String>,
-        pub step_n: Option<u32>,
-        /// The new state of the line or step, when the event is a state change.
-        pub state: Option<String>,
-        pub detail: Option<String>,
-        pub at: String,
+/// The new state an [`Event`] reports: its line's, its step's or its question's, by the
+/// event's kind. On the wire it is the bare state name (`"awaiting_acceptance"`, `"done"`,
+/// `"answered"`); a line and a step share some names (`running`, `cancelled`), so an event is
+/// read with its kind (see [`EventState::parse`]), never the state alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, TS)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(untagged)]
+pub enum EventState {
+    /// A `line` event: the line's new state.
+    Line(LineState),
+    /// A `step` event: the step's new state.
+    Step(StepState),
+    /// A `question` event: the question's new status.
+    Question(QuestionStatus),
+}
+
+impl EventState {
+    /// The snake_case name sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventState::Line(s) => s.as_str(),
+            EventState::Step(s) => s.as_str(),
+            EventState::Question(s) => s.as_str(),
+        }
+    }
+
+    /// Reads the state name of an event of `kind`; `None` when that kind has no such state
+    /// (project, journal and budget events carry none).
+    pub fn parse(kind: EventKind, s: &str) -> Option<EventState> {
+        match kind {
+            EventKind::Line => LineState::parse(s).map(EventState::Line),
+            EventKind::Step => StepState::parse(s).map(EventState::Step),
+            EventKind::Question => QuestionStatus::parse(s).map(EventState::Question),
+            EventKind::Project | EventKind::Journal | EventKind::Budget => None,
+        }
+    }
+}
+
+impl From<LineState> for EventState {
+    fn from(s: LineState) -> EventState {
+        EventState::Line(s)
+    }
+}
+
+impl From<StepState> for EventState {
+    fn from(s: StepState) -> EventState {
+        EventState::Step(s)
+    }
+}
+
+impl From<QuestionStatus> for EventState {
+    fn from(s: QuestionStatus) -> EventState {
+        EventState::Question(s)
+    }
+}
+
+/// One server-sent event of `GET /api/events` (SSE event name: the `kind`).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Event {
+    #[ts(type = "number")]
+    pub seq: u64,
+    pub kind: EventKind,
+    pub line_id: Option<String>,
+    pub project_id: Option<String>,
+    pub step_n: Option<u32>,
+    /// The new state of the line or step (or the question's new status), when the event is a
+    /// state change.
+    pub state: Option<EventState>,
+    pub detail: Option<String>,
+    pub at: String,
+}
+
+// Read by hand: the state name means something only with the kind (see `EventState`).
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        /// [`Event`] as sent, its state still a name.
+        #[derive(Deserialize)]
+        struct Sent {
+            seq: u64,
+            kind: EventKind,
+            line_id: Option<String>,
+            project_id: Option<String>,
+            step_n: Option<u32>,
+            state: Option<String>,
+            detail: Option<String>,
+            at: String,
+        }
+        let e = Sent::deserialize(d)?;
+        let state = match e.state {
+            None => None,
+            Some(s) => Some(EventState::parse(e.kind, &s).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "{s:?} is not a state a {:?} event carries",
+                    e.kind
+                ))
+            })?),
+        };
+        Ok(Event {
+            seq: e.seq,
+            kind: e.kind,
+            line_id: e.line_id,
+            project_id: e.project_id,
+            step_n: e.step_n,
+            state,
+            detail: e.detail,
+            at: e.at,
+        })
     }
 }
 
@@ -583,6 +784,7 @@ pub(crate) fn typescript() -> String {
     let decls = [
         Health::decl(),
         ApiErrorBody::decl(),
+        ErrorCode::decl(),
         Project::decl(),
         NewProject::decl(),
         LineState::decl(),
@@ -611,8 +813,10 @@ pub(crate) fn typescript() -> String {
         Misses::decl(),
         RateLimit::decl(),
         LineDiff::decl(),
+        FileChange::decl(),
         FileDiff::decl(),
         EventKind::decl(),
+        EventState::decl(),
         Event::decl(),
     ];
     let mut out = String::from(
@@ -625,4 +829,113 @@ pub(crate) fn typescript() -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// The codes are the strings the daemon sent before they were an enum, byte for byte.
+    #[test]
+    fn error_codes_are_the_strings_the_api_always_sent() {
+        let sent = [
+            (ErrorCode::Unauthorized, "unauthorized"),
+            (ErrorCode::NotFound, "not_found"),
+            (ErrorCode::BadRequest, "bad_request"),
+            (ErrorCode::InvalidState, "invalid_state"),
+            (ErrorCode::UnmergedCommits, "unmerged_commits"),
+            (ErrorCode::Exists, "exists"),
+            (ErrorCode::Internal, "internal"),
+        ];
+        assert_eq!(sent.len(), ErrorCode::ALL.len());
+        for (code, s) in sent {
+            assert_eq!(serde_json::to_value(code).unwrap(), json!(s));
+            assert_eq!(serde_json::from_value::<ErrorCode>(json!(s)).unwrap(), code);
+            assert_eq!((code.as_str(), code.to_string()), (s, s.to_string()));
+            assert_eq!(ErrorCode::parse(s), Some(code));
+        }
+        let body = ApiErrorBody {
+            code: ErrorCode::UnmergedCommits,
+            message: "m".into(),
+        };
+        let text = serde_json::to_string(&body).unwrap();
+        assert_eq!(text, r#"{"code":"unmerged_commits","message":"m"}"#);
+        assert_eq!(serde_json::from_str::<ApiErrorBody>(&text).unwrap(), body);
+        assert!(serde_json::from_str::<ApiErrorBody>(r#"{"code":"nope","message":"m"}"#).is_err());
+    }
+
+    #[test]
+    fn file_changes_are_the_strings_the_api_always_sent() {
+        for (change, s) in [
+            (FileChange::Added, "added"),
+            (FileChange::Modified, "modified"),
+            (FileChange::Deleted, "deleted"),
+            (FileChange::Renamed, "renamed"),
+        ] {
+            assert_eq!(serde_json::to_value(change).unwrap(), json!(s));
+            assert_eq!(
+                serde_json::from_value::<FileChange>(json!(s)).unwrap(),
+                change
+            );
+            assert_eq!(change.as_str(), s);
+        }
+    }
+
+    fn event(kind: EventKind, state: Option<EventState>) -> Event {
+        Event {
+            seq: 7,
+            kind,
+            line_id: Some("l1".into()),
+            project_id: None,
+            step_n: Some(2),
+            state,
+            detail: Some("d".into()),
+            at: "2026-01-01T00:00:00Z".into(),
+        }
+    }
+
+    /// An event's state is the bare name on the wire, and is read back by the event's kind
+    /// (a line and a step are both `running`).
+    #[test]
+    fn event_states_are_bare_names_read_by_the_event_kind() {
+        let e = event(EventKind::Step, Some(StepState::Running.into()));
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"seq":7,"kind":"step","line_id":"l1","project_id":null,"step_n":2,"state":"running","detail":"d","at":"2026-01-01T00:00:00Z"}"#
+        );
+        for e in [
+            e,
+            event(EventKind::Line, Some(LineState::Running.into())),
+            event(EventKind::Line, Some(LineState::Cancelled.into())),
+            event(EventKind::Step, Some(StepState::Cancelled.into())),
+            event(EventKind::Line, Some(LineState::AwaitingAcceptance.into())),
+            event(EventKind::Question, Some(QuestionStatus::Answered.into())),
+            event(EventKind::Question, None),
+            event(EventKind::Budget, None),
+        ] {
+            let text = serde_json::to_string(&e).unwrap();
+            assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), e, "{text}");
+        }
+        for state in LineState::ALL {
+            let e = event(EventKind::Line, Some(state.into()));
+            assert_eq!(
+                serde_json::to_value(&e).unwrap()["state"],
+                json!(state.as_str())
+            );
+        }
+        // A state the kind does not have is a decoding error, not a guess.
+        let mut v = serde_json::to_value(event(EventKind::Step, None)).unwrap();
+        v["state"] = json!("awaiting_acceptance");
+        assert!(serde_json::from_value::<Event>(v).is_err());
+        // Absent optional fields read as null, as with the derived decoder.
+        let e: Event = serde_json::from_value(json!({
+            "seq": 1, "kind": "line", "state": "queued", "at": "t"
+        }))
+        .unwrap();
+        assert_eq!(
+            (e.state, e.line_id),
+            (Some(EventState::Line(LineState::Queued)), None)
+        );
+    }
 }

@@ -267,6 +267,10 @@ pub struct Config {
     /// How often the scheduler looks at the queue when nothing woke it, in milliseconds.
     #[serde(default = "default_tick")]
     pub tick_ms: u64,
+    /// The file this config was read from (not a key of it); `None` for a config built in
+    /// code ([`Config::new`]). Errors found after loading (the token file, `root_mode`) name it.
+    #[serde(skip)]
+    pub file: Option<PathBuf>,
 }
 
 fn default_listen() -> SocketAddr {
@@ -380,9 +384,10 @@ impl Config {
         cfg.finish(path)
     }
 
-    /// Resolves relative paths against `path`'s folder and validates.
+    /// Remembers `path`, resolves relative paths against its folder and validates.
     fn finish(mut self, path: &Path) -> Result<Config, Error> {
         let cfg = &mut self;
+        cfg.file = Some(path.to_path_buf());
         let base = path.parent().unwrap_or(Path::new("."));
         if cfg.data_dir.is_relative() {
             cfg.data_dir = base.join(&cfg.data_dir);
@@ -431,19 +436,28 @@ impl Config {
         if let Some(t) = &self.token {
             return Ok(t.clone());
         }
-        let path = self.token_file.clone().unwrap_or_default();
-        let text = std::fs::read_to_string(&path).map_err(|e| Error::Config {
-            path: path.clone(),
-            message: format!("token file: {e}"),
-        })?;
+        let Some(path) = &self.token_file else {
+            return Err(self.error(Invalid::NoToken.to_string()));
+        };
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| self.error(format!("token_file {}: {e}", path.display())))?;
         let t = text.lines().next().unwrap_or("").trim().to_string();
         if t.is_empty() {
-            return Err(Error::Config {
-                path,
-                message: "token file is empty".into(),
-            });
+            return Err(self.error(format!("token_file {} is empty", path.display())));
         }
         Ok(t)
+    }
+
+    /// An [`Error::Config`] about this config, naming the file it was read from (for a config
+    /// built in code, which has none: `(config built in code)`).
+    pub(crate) fn error(&self, message: impl Into<String>) -> Error {
+        Error::Config {
+            path: self
+                .file
+                .clone()
+                .unwrap_or_else(|| PathBuf::from("(config built in code)")),
+            message: message.into(),
+        }
     }
 
     /// The root handling in force: the configured one, else `sandbox` as root, else none.
@@ -656,6 +670,60 @@ mod tests {
         let e = Config::load(&p).unwrap_err().to_string();
         assert!(e.contains("line 3, column 9"), "{e}");
         assert!(e.contains("conveyor.toml"), "{e}");
+    }
+
+    #[test]
+    fn a_token_file_error_names_the_config_file_and_the_token_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("conveyor.toml");
+        std::fs::write(&p, "data_dir = \"d\"\ntoken_file = \"secret/token\"\n").unwrap();
+        let c = Config::load(&p).unwrap();
+        assert_eq!(c.file.as_deref(), Some(p.as_path()));
+        let e = c.read_token().unwrap_err().to_string();
+        let token = dir.path().join("secret/token");
+        assert!(
+            e.starts_with(&format!("{}: token_file {}", p.display(), token.display())),
+            "{e}"
+        );
+        std::fs::create_dir(dir.path().join("secret")).unwrap();
+        std::fs::write(&token, "\n").unwrap();
+        let e = c.read_token().unwrap_err().to_string();
+        assert_eq!(
+            e,
+            format!("{}: token_file {} is empty", p.display(), token.display())
+        );
+        std::fs::write(&token, "s3cret\n").unwrap();
+        assert_eq!(c.read_token().unwrap(), "s3cret");
+        // A config built in code has no file, and says so.
+        let e = Config::new("/tmp/x").read_token().unwrap_err().to_string();
+        assert_eq!(e, "(config built in code): token_file is required");
+    }
+
+    /// A `root_mode` user that does not exist is a mistake in the config file: the error
+    /// names that file, not the data folder.
+    #[tokio::test]
+    async fn the_root_mode_error_names_the_config_file_not_the_data_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let (etc, data) = (dir.path().join("etc"), dir.path().join("var/data"));
+        std::fs::create_dir_all(&etc).unwrap();
+        let p = etc.join("conveyor.toml");
+        std::fs::write(
+            &p,
+            format!(
+                "listen = \"127.0.0.1:0\"\ndata_dir = {:?}\ntoken = \"t\"\nrun_lines = false\nroot_mode = {{ user = \"no-such-user-of-conveyor\" }}\n",
+                data.display().to_string()
+            ),
+        )
+        .unwrap();
+        let e = crate::start(Config::load(&p).unwrap())
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(&format!("{}: root_mode: no user", p.display())),
+            "{e}"
+        );
+        assert!(!e.contains(&data.display().to_string()), "{e}");
     }
 
     #[test]

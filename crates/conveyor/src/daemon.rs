@@ -59,12 +59,10 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
     let token = cfg.read_token()?;
     let root_mode = cfg.effective_root_mode();
     let agent_user = match &root_mode {
-        RootMode::User(name) => {
-            Some(crate::exec::lookup_user(name).ok_or_else(|| Error::Config {
-                path: cfg.data_dir.clone(),
-                message: format!("root_mode: no user {name:?} in /etc/passwd"),
-            })?)
-        }
+        RootMode::User(name) => Some(
+            crate::exec::lookup_user(name)
+                .ok_or_else(|| cfg.error(format!("root_mode: no user {name:?} in /etc/passwd")))?,
+        ),
         _ => None,
     };
     match &root_mode {

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use conveyor_api::{Event, EventKind};
+use conveyor_api::{Event, EventKind, EventState};
 use tokio::sync::broadcast;
 
 use crate::store::{now_ms, rfc3339};
@@ -36,7 +36,8 @@ pub struct EventBody {
     pub line_id: Option<String>,
     pub project_id: Option<String>,
     pub step_n: Option<u32>,
-    pub state: Option<String>,
+    /// The new state, when the event is a state change.
+    pub state: Option<EventState>,
     pub detail: Option<String>,
 }
 

@@ -241,10 +241,10 @@ pub async fn line_diff(
                 .map(|p| p.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let change = match delta.status() {
-                git2::Delta::Added => "added",
-                git2::Delta::Deleted => "deleted",
-                git2::Delta::Renamed => "renamed",
-                _ => "modified",
+                git2::Delta::Added => conveyor_api::FileChange::Added,
+                git2::Delta::Deleted => conveyor_api::FileChange::Deleted,
+                git2::Delta::Renamed => conveyor_api::FileChange::Renamed,
+                _ => conveyor_api::FileChange::Modified,
             };
             let mut patch_text = String::new();
             let mut binary = delta.flags().is_binary();
@@ -261,7 +261,7 @@ pub async fn line_diff(
             }
             files.push(conveyor_api::FileDiff {
                 path,
-                change: change.into(),
+                change,
                 patch: patch_text,
                 binary,
             });

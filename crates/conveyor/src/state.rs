@@ -200,7 +200,7 @@ impl Shared {
             EventKind::Line,
             EventBody {
                 line_id: Some(line_id.into()),
-                state: Some(state.as_str().into()),
+                state: Some(state.into()),
                 detail: reason.map(str::to_string),
                 ..EventBody::default()
             },
@@ -233,7 +233,7 @@ impl Shared {
             EventBody {
                 line_id: Some(line_id.into()),
                 step_n: u32::try_from(n).ok(),
-                state: Some(state.as_str().into()),
+                state: Some(state.into()),
                 detail: error.map(str::to_string),
                 ..EventBody::default()
             },

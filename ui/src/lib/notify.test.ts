@@ -33,7 +33,7 @@ describe('noticeFor', () => {
   });
 
   it('everything else stays quiet', () => {
-    for (const state of ['queued', 'running', 'gate', 'merging', 'accepted', 'cancelled', 'blocked', 'waiting_budget']) {
+    for (const state of ['queued', 'running', 'gate', 'merging', 'accepted', 'cancelled', 'blocked', 'waiting_budget'] as const) {
       expect(noticeFor(ev({ state }), running), state).toBeNull();
     }
     expect(noticeFor(ev({ state: null, detail: 'priority 3' }), running)).toBeNull();

@@ -20,7 +20,7 @@ export function noticeFor(event: Event, line: LineKnown | undefined): Notice | n
   const title = line?.title ?? event.line_id ?? '';
   if (event.kind === 'question') {
     // New questions come with no state; an answer comes with state "answered".
-    if (event.state !== null && event.state !== 'open') return null;
+    if (event.state !== null) return null;
     return { title: t('notify.question.title'), body: t('notify.question.body', { title }) };
   }
   if (event.kind !== 'line' || event.state === null) return null;

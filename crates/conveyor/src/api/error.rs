@@ -4,18 +4,18 @@
 use axum::Json;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use conveyor_api::ApiErrorBody;
+use conveyor_api::{ApiErrorBody, ErrorCode};
 
 /// An error answer.
 #[derive(Debug)]
 pub struct ApiError {
     pub status: StatusCode,
-    pub code: &'static str,
+    pub code: ErrorCode,
     pub message: String,
 }
 
 impl ApiError {
-    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
+    pub fn new(status: StatusCode, code: ErrorCode, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             code,
@@ -25,17 +25,17 @@ impl ApiError {
     pub fn unauthorized() -> ApiError {
         ApiError::new(
             StatusCode::UNAUTHORIZED,
-            "unauthorized",
+            ErrorCode::Unauthorized,
             "a valid `Authorization: Bearer <token>` header is required",
         )
     }
     pub fn not_found(what: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::NOT_FOUND, "not_found", what)
+        ApiError::new(StatusCode::NOT_FOUND, ErrorCode::NotFound, what)
     }
     pub fn bad_request(what: impl Into<String>) -> ApiError {
-        ApiError::new(StatusCode::BAD_REQUEST, "bad_request", what)
+        ApiError::new(StatusCode::BAD_REQUEST, ErrorCode::BadRequest, what)
     }
-    pub fn conflict(code: &'static str, what: impl Into<String>) -> ApiError {
+    pub fn conflict(code: ErrorCode, what: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::CONFLICT, code, what)
     }
 }
@@ -45,7 +45,7 @@ impl From<crate::Error> for ApiError {
         tracing::error!(error = %e, "request failed");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
+            ErrorCode::Internal,
             "internal error",
         )
     }
@@ -74,7 +74,7 @@ impl IntoResponse for ApiError {
         (
             self.status,
             Json(ApiErrorBody {
-                code: self.code.into(),
+                code: self.code,
                 message: self.message,
             }),
         )

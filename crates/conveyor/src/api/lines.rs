@@ -21,6 +21,7 @@ use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
 use crate::git;
 use crate::store::{self, LineRow, StepWithCost, now_ms};
+use conveyor_api::ErrorCode;
 
 pub fn router() -> Router<ApiState> {
     Router::new()
@@ -254,7 +255,7 @@ async fn create(
         EventBody {
             line_id: Some(row.id.clone()),
             project_id: Some(row.project_id.clone()),
-            state: Some("queued".into()),
+            state: Some(LineState::Queued.into()),
             detail: Some("created".into()),
             ..EventBody::default()
         },
@@ -371,7 +372,7 @@ async fn accept(
     let l = line_or_404(&st, &id).await?;
     if l.state != LineState::AwaitingAcceptance {
         return Err(ApiError::conflict(
-            "invalid_state",
+            ErrorCode::InvalidState,
             format!("the line is {}, not awaiting_acceptance", l.state.as_str()),
         ));
     }
@@ -383,7 +384,7 @@ async fn accept(
         let ahead = git::commits_not_in(&repo, &l.branch, &project.main_branch).await?;
         if ahead > 0 {
             return Err(ApiError::conflict(
-                "unmerged_commits",
+                ErrorCode::UnmergedCommits,
                 format!(
                     "{} holds {ahead} commit(s) that {} does not: refusing to delete unmerged work",
                     l.branch, project.main_branch
@@ -421,7 +422,7 @@ async fn remarks(
         LineState::AwaitingAcceptance | LineState::NeedsHuman | LineState::Blocked
     ) {
         return Err(ApiError::conflict(
-            "invalid_state",
+            ErrorCode::InvalidState,
             format!(
                 "remarks go to a finished or stopped line; this one is {}",
                 l.state.as_str()
@@ -456,7 +457,7 @@ async fn cancel(
     let l = line_or_404(&st, &id).await?;
     if matches!(l.state, LineState::Accepted | LineState::Cancelled) {
         return Err(ApiError::conflict(
-            "invalid_state",
+            ErrorCode::InvalidState,
             format!("the line is already {}", l.state.as_str()),
         ));
     }

@@ -13,6 +13,7 @@ use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
 use crate::git;
 use crate::store::{self, ProjectRow, now_ms};
+use conveyor_api::ErrorCode;
 
 pub fn router() -> Router<ApiState> {
     Router::new().route("/api/projects", get(list).post(create))
@@ -60,7 +61,7 @@ async fn create(
     if let Err(e) = store::projects::insert(&mut *st.store.conn().await?, &row).await {
         if store::projects::is_unique_violation(&e) {
             return Err(ApiError::conflict(
-                "exists",
+                ErrorCode::Exists,
                 format!("a project named {} exists", row.name),
             ));
         }

@@ -91,7 +91,7 @@ async fn answer(
         EventBody {
             line_id: Some(q.line_id.clone()),
             project_id: Some(q.project_id.clone()),
-            state: Some("answered".into()),
+            state: Some(conveyor_api::QuestionStatus::Answered.into()),
             ..EventBody::default()
         },
     );

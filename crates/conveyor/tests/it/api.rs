@@ -280,7 +280,7 @@ async fn over_a_real_port_with_the_client_and_sse() {
     let anon = Client::new(d.url(), None);
     assert_eq!(anon.health().await.unwrap().status, "ok");
     let e = anon.projects().await.unwrap_err();
-    assert_eq!(e.code(), Some("unauthorized"));
+    assert_eq!(e.code(), Some(conveyor_api::ErrorCode::Unauthorized));
     let c = d.client();
     let mut events = c.events().await.unwrap();
     let p = c

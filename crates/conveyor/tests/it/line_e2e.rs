@@ -88,7 +88,7 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     paths.sort_unstable();
     assert_eq!(paths, ["hello.txt", "notes.txt"], "{diff:#?}");
     let hello = diff.files.iter().find(|f| f.path == "hello.txt").unwrap();
-    assert_eq!(hello.change, "added");
+    assert_eq!(hello.change, conveyor_api::FileChange::Added);
     assert!(
         hello.patch.starts_with("@@") && hello.patch.contains("+hello world"),
         "{}",
@@ -204,7 +204,7 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
             && ev.kind == conveyor_api::EventKind::Line
             && let Some(s) = ev.state
         {
-            seen.push(s);
+            seen.push(s.as_str().to_string());
         }
     }
     for s in [
