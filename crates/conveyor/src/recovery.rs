@@ -138,16 +138,7 @@ mod tests {
         store::lines::set_worktree(&mut sh.store.conn().await.unwrap(), &line, &wt, Some(&cp))
             .await
             .unwrap();
-        let step = store::steps::add(
-            &mut sh.store.conn().await.unwrap(),
-            &line,
-            StepKind::Executor,
-            "s",
-            "t",
-            &[],
-        )
-        .await
-        .unwrap();
+        let step = crate::store::testing::step(&sh.store, &line, StepKind::Executor).await;
         let run = rows::run(&sh.store, &step.id, &line).await;
         store::steps::set_state(
             &mut sh.store.conn().await.unwrap(),

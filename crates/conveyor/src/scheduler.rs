@@ -243,16 +243,8 @@ mod tests {
             "accepted",
         )
         .await;
-        let step = store::steps::add(
-            &mut sh.store.conn().await.unwrap(),
-            &line,
-            conveyor_api::StepKind::Planner,
-            "s",
-            "t",
-            &[],
-        )
-        .await
-        .unwrap();
+        let step =
+            crate::store::testing::step(&sh.store, &line, conveyor_api::StepKind::Planner).await;
         let run = rows::run(&sh.store, &step.id, &line).await;
         rows::end_run(&sh.store, run, "planner", "ok", cost, now_ms() - ago_ms).await;
     }

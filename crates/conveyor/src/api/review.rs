@@ -74,7 +74,7 @@ async fn answer(
     };
     let text = match (&a.option, &a.text) {
         (Some(o), None) => {
-            let options = q.options();
+            let options = q.said.options();
             if !options.contains(o) {
                 return Err(ApiError::bad_request(format!(
                     "{o:?} is not one of {options:?}"

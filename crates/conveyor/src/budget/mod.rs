@@ -151,9 +151,7 @@ mod tests {
         outcome: &str,
     ) -> String {
         let line = testing::line(store, p, &uuid::Uuid::new_v4().to_string(), 0, "running").await;
-        let step = store::steps::add(&mut store.conn().await.unwrap(), &line, kind, "s", "t", &[])
-            .await
-            .unwrap();
+        let step = crate::store::testing::step(store, &line, kind).await;
         let run = testing::run(store, &step.id, &line).await;
         testing::end_run(store, run, kind.as_str(), outcome, cost, at).await;
         testing::exec(
@@ -179,16 +177,7 @@ mod tests {
         .await;
         // One still running, with its estimate.
         let line = testing::line(&store, "r", "busy", 0, "running").await;
-        let step = store::steps::add(
-            &mut store.conn().await.unwrap(),
-            &line,
-            StepKind::Fixer,
-            "s",
-            "t",
-            &[],
-        )
-        .await
-        .unwrap();
+        let step = crate::store::testing::step(&store, &line, StepKind::Fixer).await;
         let r = testing::run(&store, &step.id, &line).await;
         testing::exec(
             &store,

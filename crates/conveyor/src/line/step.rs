@@ -498,16 +498,7 @@ mod tests {
         store::lines::set_worktree(&mut sh.store.conn().await.unwrap(), &id, tmp.path(), None)
             .await
             .unwrap();
-        let step = store::steps::add(
-            &mut sh.store.conn().await.unwrap(),
-            &id,
-            StepKind::Planner,
-            "plan",
-            "t",
-            &[],
-        )
-        .await
-        .unwrap();
+        let step = crate::store::testing::step(&sh.store, &id, StepKind::Planner).await;
         // The flow read the line, then Anton cancelled it.
         let line = store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
             .await
@@ -590,16 +581,7 @@ mod tests {
             .await
             .unwrap();
         std::fs::create_dir_all(sh.line_dir(&id)).unwrap();
-        let step = store::steps::add(
-            &mut sh.store.conn().await.unwrap(),
-            &id,
-            kind,
-            "s",
-            "t",
-            &[],
-        )
-        .await
-        .unwrap();
+        let step = crate::store::testing::step(&sh.store, &id, kind).await;
         (
             store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
                 .await
@@ -705,7 +687,12 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         assert_eq!(notes.len(), 1, "{notes:?}");
         assert_eq!(notes[0].kind, Some(conveyor_api::JournalKind::Decided));
         assert!(
-            notes[0].text.as_deref().unwrap().contains("--session-id"),
+            notes[0]
+                .said
+                .text
+                .as_deref()
+                .unwrap()
+                .contains("--session-id"),
             "{notes:?}"
         );
         drop(sh);

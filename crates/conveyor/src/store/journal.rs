@@ -17,6 +17,16 @@ pub struct JournalRow {
     pub step_id: Option<String>,
     /// `None` for a malformed line.
     pub kind: Option<JournalKind>,
+    pub said: Said,
+    pub valid: bool,
+    pub error: Option<String>,
+    pub raw: String,
+    pub created_at: i64,
+}
+
+/// What an entry says — the part of a journal entry its question shows too.
+#[derive(Debug, Clone)]
+pub struct Said {
     pub text: Option<String>,
     /// JSON of the options.
     pub options: String,
@@ -24,10 +34,25 @@ pub struct JournalRow {
     pub why: Option<String>,
     pub reversible: Option<bool>,
     pub expensive: Option<bool>,
-    pub valid: bool,
-    pub error: Option<String>,
-    pub raw: String,
-    pub created_at: i64,
+}
+
+impl FromRow<'_, SqliteRow> for Said {
+    fn from_row(r: &SqliteRow) -> Result<Self, sqlx::Error> {
+        Ok(Said {
+            text: r.try_get("text")?,
+            options: r.try_get("options")?,
+            default_opt: r.try_get("default_opt")?,
+            why: r.try_get("why")?,
+            reversible: r.try_get("reversible")?,
+            expensive: r.try_get("expensive")?,
+        })
+    }
+}
+
+impl Said {
+    pub fn options(&self) -> Vec<String> {
+        serde_json::from_str(&self.options).unwrap_or_default()
+    }
 }
 
 impl FromRow<'_, SqliteRow> for JournalRow {
@@ -37,12 +62,7 @@ impl FromRow<'_, SqliteRow> for JournalRow {
             line_id: r.try_get("line_id")?,
             step_id: r.try_get("step_id")?,
             kind: column_opt(r, "kind")?,
-            text: r.try_get("text")?,
-            options: r.try_get("options")?,
-            default_opt: r.try_get("default_opt")?,
-            why: r.try_get("why")?,
-            reversible: r.try_get("reversible")?,
-            expensive: r.try_get("expensive")?,
+            said: Said::from_row(r)?,
             valid: r.try_get("valid")?,
             error: r.try_get("error")?,
             raw: r.try_get("raw")?,
@@ -58,12 +78,12 @@ impl JournalRow {
             line_id: self.line_id.clone(),
             step_id: self.step_id.clone(),
             kind: self.kind,
-            text: self.text.clone(),
-            options: serde_json::from_str(&self.options).unwrap_or_default(),
-            default: self.default_opt.clone(),
-            why: self.why.clone(),
-            reversible: self.reversible,
-            expensive: self.expensive,
+            text: self.said.text.clone(),
+            options: self.said.options(),
+            default: self.said.default_opt.clone(),
+            why: self.said.why.clone(),
+            reversible: self.said.reversible,
+            expensive: self.said.expensive,
             valid: self.valid,
             error: self.error.clone(),
             raw: self.raw.clone(),

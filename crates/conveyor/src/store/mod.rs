@@ -186,6 +186,13 @@ pub(crate) mod testing {
         id.into()
     }
 
+    /// A pending step of `kind` appended to the line.
+    pub async fn step(store: &Store, line: &str, kind: conveyor_api::StepKind) -> StepRow {
+        steps::add(&mut store.conn().await.unwrap(), line, kind, "s", "t", &[])
+            .await
+            .unwrap()
+    }
+
     /// A run of `step` left `running`; returns its id.
     pub async fn run(store: &Store, step: &str, line: &str) -> i64 {
         runs::start(

@@ -5,6 +5,7 @@ use conveyor_api::{self as api, QuestionStatus};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
+use super::journal::Said;
 use super::names::column;
 use super::{now_ms, rfc3339};
 use crate::Result;
@@ -15,13 +16,8 @@ pub struct QuestionRow {
     pub id: String,
     pub line_id: String,
     pub project_id: String,
-    pub text: Option<String>,
-    /// JSON of the options.
-    pub options: String,
-    pub default_opt: Option<String>,
-    pub why: Option<String>,
-    pub reversible: Option<bool>,
-    pub expensive: Option<bool>,
+    /// What its journal entry says.
+    pub said: Said,
     pub status: QuestionStatus,
     pub answer: Option<String>,
     pub created_at: i64,
@@ -33,12 +29,7 @@ impl FromRow<'_, SqliteRow> for QuestionRow {
             id: r.try_get("id")?,
             line_id: r.try_get("line_id")?,
             project_id: r.try_get("project_id")?,
-            text: r.try_get("text")?,
-            options: r.try_get("options")?,
-            default_opt: r.try_get("default_opt")?,
-            why: r.try_get("why")?,
-            reversible: r.try_get("reversible")?,
-            expensive: r.try_get("expensive")?,
+            said: Said::from_row(r)?,
             status: column(r, "status")?,
             answer: r.try_get("answer")?,
             created_at: r.try_get("created_at")?,
@@ -47,21 +38,17 @@ impl FromRow<'_, SqliteRow> for QuestionRow {
 }
 
 impl QuestionRow {
-    pub fn options(&self) -> Vec<String> {
-        serde_json::from_str(&self.options).unwrap_or_default()
-    }
-
     pub fn to_api(&self) -> api::Question {
         api::Question {
             id: self.id.clone(),
             line_id: self.line_id.clone(),
             project_id: self.project_id.clone(),
-            text: self.text.clone().unwrap_or_default(),
-            options: self.options(),
-            default: self.default_opt.clone(),
-            why: self.why.clone(),
-            reversible: self.reversible,
-            expensive: self.expensive,
+            text: self.said.text.clone().unwrap_or_default(),
+            options: self.said.options(),
+            default: self.said.default_opt.clone(),
+            why: self.said.why.clone(),
+            reversible: self.said.reversible,
+            expensive: self.said.expensive,
             status: self.status,
             answer: self.answer.clone(),
             created_at: rfc3339(self.created_at),

@@ -390,16 +390,7 @@ mod tests {
     async fn a_planner_is_done_only_together_with_its_executor_steps() {
         let (_dir, store) = testing::store().await;
         let line = testing::line(&store, "p", "l", 0, "running").await;
-        let planner = add(
-            &mut store.conn().await.unwrap(),
-            &line,
-            StepKind::Planner,
-            "plan",
-            "t",
-            &[],
-        )
-        .await
-        .unwrap();
+        let planner = testing::step(&store, &line, StepKind::Planner).await;
         let run = testing::run(&store, &planner.id, &line).await;
         let plan =
             crate::plan::parse(r#"{"steps":[{"title":"a","task":"x"},{"title":"b","task":"y"}]}"#)
