@@ -439,230 +439,22 @@ pub async fn reset_to(worktree: &Path, commit: &str) -> Result<()> {
     Ok(())
 }
 
-/// What a merge into main came to.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MergeOutcome {
-    /// Main now points at this commit.
-    Merged { main: String },
-    /// Nothing to merge: main already holds the branch.
-    AlreadyMerged,
-    /// The branch conflicts with main.
-    Conflict { files: String },
-    /// The regression was red after the merge.
-    Red { output: String },
-    /// Main's checkout has uncommitted changes: it cannot be moved.
-    DirtyCheckout { detail: String },
-}
+mod merge;
 
-/// A merge of a line's branch into main: see [`merge_into_main`].
-#[derive(Debug, Clone, Copy)]
-pub struct Merge<'a> {
-    pub locks: &'a Locks,
-    pub repo: &'a Path,
-    /// The branch that moves (`main`).
-    pub main: &'a str,
-    /// The line's branch.
-    pub branch: &'a str,
-    /// Where the merge is made and checked: made afresh at main's head, removed afterwards.
-    pub scratch: &'a Path,
-    /// Used when the repository has no identity of its own.
-    pub identity: &'a Identity,
-    /// The merge commit's message.
-    pub message: &'a str,
-    pub cancel: &'a CancellationToken,
-}
-
-/// What the regression said of the merged code.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Regression {
-    Green,
-    /// Red, with what to tell the fixer.
-    Red {
-        output: String,
-    },
-}
-
-/// The merge the seed prescribes: take fresh main, merge the line's branch into it in a
-/// separate worktree (`m.scratch`), let `regression` judge the merged code there, and only
-/// when it is green move main forward by compare-and-swap (merging again when main moved
-/// meanwhile). A checkout of main in the repository itself is fast-forwarded only when clean.
-/// `m.cancel` stops the git calls up to the green regression (stopping the regression is the
-/// caller's); moving main, once begun, runs to its end.
-///
-/// # Errors
-/// [`Error::Git`] for failures other than the outcomes above; [`Error::GitCancelled`], the
-/// scratch worktree removed; `regression`'s own errors.
-pub async fn merge_into_main<F: Future<Output = Result<Regression>>>(
-    m: &Merge<'_>,
-    mut regression: impl FnMut() -> F,
-) -> Result<MergeOutcome> {
-    let out = merge_rounds(m, &mut regression).await;
-    if let Err(Error::GitCancelled { .. }) = out {
-        drop_scratch(m.locks, m.repo, m.scratch).await;
-    }
-    out
-}
-
-async fn merge_rounds<F: Future<Output = Result<Regression>>>(
-    m: &Merge<'_>,
-    regression: &mut impl FnMut() -> F,
-) -> Result<MergeOutcome> {
-    let Merge {
-        locks,
-        repo,
-        main,
-        branch,
-        scratch,
-        identity,
-        message,
-        cancel,
-    } = *m;
-    for _round in 0..3 {
-        let main_at = branch_head(repo, main).await?;
-        if commits_not_in(repo, branch, main).await? == 0 {
-            return Ok(MergeOutcome::AlreadyMerged);
-        }
-        // The scratch worktree, detached at fresh main.
-        {
-            let lock = locks.of(repo);
-            let _g = lock.lock().await;
-            if scratch.exists() {
-                let s = scratch.to_string_lossy().into_owned();
-                let _ = git(repo, &["worktree", "remove", "--force", &s], cancel).await;
-                let _ = std::fs::remove_dir_all(scratch);
-            }
-            let _ = git(repo, &["worktree", "prune"], cancel).await;
-            let s = scratch.to_string_lossy().into_owned();
-            git(repo, &["worktree", "add", "--detach", &s, &main_at], cancel).await?;
-        }
-        let mut args = identity_args(scratch, identity, cancel).await;
-        args.extend(
-            ["merge", "--no-ff", "--no-edit", "-m", message, branch]
-                .iter()
-                .map(|s| s.to_string()),
-        );
-        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
-        let merged = git_raw(scratch, &refs, cancel).await?;
-        if merged.code != Some(0) {
-            let files = git(scratch, &["diff", "--name-only", "--diff-filter=U"], cancel)
-                .await
-                .unwrap_or_default();
-            let _ = git(scratch, &["merge", "--abort"], cancel).await;
-            drop_scratch(locks, repo, scratch).await;
-            let files = if files.trim().is_empty() {
-                exec::tail(&merged.stdout, 1000)
-            } else {
-                files.trim().replace('\n', ", ")
-            };
-            return Ok(MergeOutcome::Conflict { files });
-        }
-        if let Regression::Red { output } = regression().await? {
-            drop_scratch(locks, repo, scratch).await;
-            return Ok(MergeOutcome::Red { output });
-        }
-        let new = git(scratch, &["rev-parse", "HEAD"], cancel)
-            .await?
-            .trim()
-            .to_string();
-        let moved = {
-            let lock = locks.of(repo);
-            let _g = lock.lock().await;
-            move_main(repo, main, &main_at, &new).await?
-        };
-        drop_scratch(locks, repo, scratch).await;
-        match moved {
-            Moved::Yes => return Ok(MergeOutcome::Merged { main: new }),
-            Moved::Raced => continue,
-            Moved::Dirty(detail) => return Ok(MergeOutcome::DirtyCheckout { detail }),
-        }
-    }
-    Err(git_err(
-        repo,
-        format!("{main} kept moving during the merge"),
-    ))
-}
-
-enum Moved {
-    Yes,
-    Raced,
-    Dirty(String),
-}
-
-/// Moves `main` from `old` to `new` by compare-and-swap; a checkout of main is updated only
-/// when it is clean. Never cancelled: a stop between the ref and the checkout would leave the
-/// checkout behind its branch.
-async fn move_main(repo: &Path, main: &str, old: &str, new: &str) -> Result<Moved> {
-    let to_the_end = &CancellationToken::new();
-    let head = git(repo, &["symbolic-ref", "-q", "HEAD"], to_the_end)
-        .await
-        .ok();
-    let bare = git(repo, &["rev-parse", "--is-bare-repository"], to_the_end)
-        .await
-        .map(|s| s.trim() == "true")
-        .unwrap_or(false);
-    let checked_out =
-        !bare && head.as_deref().map(str::trim) == Some(&format!("refs/heads/{main}"));
-    if checked_out {
-        let status = git(
-            repo,
-            &["status", "--porcelain", "--untracked-files=no"],
-            to_the_end,
-        )
-        .await?;
-        if !status.trim().is_empty() {
-            return Ok(Moved::Dirty(format!(
-                "the checkout of {main} in {} has uncommitted changes: {}",
-                repo.display(),
-                exec::tail(status.trim(), 500)
-            )));
-        }
-    }
-    let r = git_raw(
-        repo,
-        &[
-            "update-ref",
-            "-m",
-            "conveyor merge",
-            &format!("refs/heads/{main}"),
-            new,
-            old,
-        ],
-        to_the_end,
-    )
-    .await?;
-    if r.code != Some(0) {
-        return Ok(Moved::Raced);
-    }
-    if checked_out {
-        // Bring the clean checkout's index and files from `old` to `new`.
-        git(repo, &["read-tree", "-u", "-m", old, new], to_the_end).await?;
-    }
-    Ok(Moved::Yes)
-}
-
-/// Removes the scratch worktree; runs to its end (it is what a stopped merge leaves).
-async fn drop_scratch(locks: &Locks, repo: &Path, scratch: &Path) {
-    let lock = locks.of(repo);
-    let _g = lock.lock().await;
-    let to_the_end = CancellationToken::new();
-    let s = scratch.to_string_lossy().into_owned();
-    let _ = git(repo, &["worktree", "remove", "--force", &s], &to_the_end).await;
-    let _ = std::fs::remove_dir_all(scratch);
-    let _ = git(repo, &["worktree", "prune"], &to_the_end).await;
-}
+pub use merge::{Merge, MergeOutcome, Regression, merge_into_main};
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod testing {
     use super::*;
 
-    use crate::exec::testing::{fifo, reached};
+    use crate::exec::testing::fifo;
 
     /// `git` that is never cancelled.
-    async fn run(dir: &Path, args: &[&str]) -> String {
+    pub(crate) async fn run(dir: &Path, args: &[&str]) -> String {
         git(dir, args, &CancellationToken::new()).await.unwrap()
     }
 
-    async fn repo_with_main(dir: &Path) {
+    pub(crate) async fn repo_with_main(dir: &Path) {
         for a in [
             vec!["init", "-q", "-b", "main"],
             vec!["config", "user.name", "t"],
@@ -676,7 +468,7 @@ mod tests {
     }
 
     /// Makes the repository's hook `name` say so on a pipe and then hang; returns the pipe.
-    async fn hanging_hook(dir: &Path, repo: &Path, name: &str) -> PathBuf {
+    pub(crate) async fn hanging_hook(dir: &Path, repo: &Path, name: &str) -> PathBuf {
         let hooks = dir.join("hooks");
         std::fs::create_dir_all(&hooks).unwrap();
         let ready = fifo(&dir.join(format!("{name}.ready")));
@@ -700,7 +492,9 @@ mod tests {
     }
 
     /// Awaits a stopped git operation: it must end soon (its hook sleeps 600 s).
-    async fn stopped<T: std::fmt::Debug>(task: tokio::task::JoinHandle<Result<T>>) -> Error {
+    pub(crate) async fn stopped<T: std::fmt::Debug>(
+        task: tokio::task::JoinHandle<Result<T>>,
+    ) -> Error {
         tokio::time::timeout(Duration::from_secs(30), task)
             .await
             .expect("the stopped git call ended promptly")
@@ -710,7 +504,10 @@ mod tests {
 
     /// A repository with main under `dir`, and a worktree of a new branch `branch` from it:
     /// (repository, locks, main's head, worktree).
-    async fn line_worktree(dir: &Path, branch: &str) -> (PathBuf, Locks, String, PathBuf) {
+    pub(crate) async fn line_worktree(
+        dir: &Path,
+        branch: &str,
+    ) -> (PathBuf, Locks, String, PathBuf) {
         let repo = dir.join("repo");
         std::fs::create_dir(&repo).unwrap();
         repo_with_main(&repo).await;
@@ -724,7 +521,7 @@ mod tests {
     }
 
     /// A regression in the merged worktree: `cmd` through `sh -c`, red with its output.
-    async fn shell(cmd: &str, merged: &Path) -> Result<Regression> {
+    pub(crate) async fn shell(cmd: &str, merged: &Path) -> Result<Regression> {
         let out = exec::run(
             &Spec::shell(cmd, merged),
             Duration::from_secs(30),
@@ -740,12 +537,19 @@ mod tests {
         })
     }
 
-    fn id() -> Identity {
+    pub(crate) fn id() -> Identity {
         Identity {
             name: "c".into(),
             email: "c@c".into(),
         }
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::*;
+    use super::*;
+    use crate::exec::testing::reached;
 
     #[tokio::test]
     async fn worktree_checkpoint_reset_and_merge() {
@@ -783,34 +587,6 @@ mod tests {
         // The clean checkout of main followed.
         assert!(repo.join("b.txt").exists());
         assert!(!scratch.exists());
-    }
-
-    #[tokio::test]
-    async fn red_regression_leaves_main_alone() {
-        let d = tempfile::tempdir().unwrap();
-        let (repo, locks, base, wt) = line_worktree(d.path(), "line/y").await;
-        let scratch = d.path().join("s");
-        std::fs::write(wt.join("c.txt"), "c\n").unwrap();
-        checkpoint(&wt, &id(), "step", &CancellationToken::new())
-            .await
-            .unwrap();
-        let out = merge_into_main(
-            &Merge {
-                locks: &locks,
-                repo: &repo,
-                main: "main",
-                branch: "line/y",
-                scratch: &scratch,
-                identity: &id(),
-                message: "m",
-                cancel: &CancellationToken::new(),
-            },
-            || shell("echo nope; exit 1", &scratch),
-        )
-        .await
-        .unwrap();
-        assert!(matches!(out, MergeOutcome::Red { ref output } if output.contains("nope")));
-        assert_eq!(branch_head(&repo, "main").await.unwrap(), base);
     }
 
     #[tokio::test]
@@ -890,41 +666,5 @@ mod tests {
         .await
         .unwrap();
         assert!(wt.join("a.txt").exists());
-    }
-
-    #[tokio::test]
-    async fn a_cancelled_merge_leaves_main_and_no_scratch() {
-        let d = tempfile::tempdir().unwrap();
-        let (repo, locks, base, wt) = line_worktree(d.path(), "line/w").await;
-        std::fs::write(wt.join("w.txt"), "w\n").unwrap();
-        checkpoint(&wt, &id(), "step", &CancellationToken::new())
-            .await
-            .unwrap();
-        let ready = hanging_hook(d.path(), &repo, "pre-merge-commit").await;
-        let (scratch, cancel) = (d.path().join("s"), CancellationToken::new());
-        let merge = tokio::spawn({
-            let (repo, scratch, cancel) = (repo.clone(), scratch.clone(), cancel.clone());
-            async move {
-                let m = Merge {
-                    locks: &locks,
-                    repo: &repo,
-                    main: "main",
-                    branch: "line/w",
-                    scratch: &scratch,
-                    identity: &id(),
-                    message: "m",
-                    cancel: &cancel,
-                };
-                merge_into_main(&m, || async {
-                    Err(Error::Internal("a regression after a stopped merge".into()))
-                })
-                .await
-            }
-        });
-        reached(&ready).await;
-        cancel.cancel();
-        assert!(matches!(stopped(merge).await, Error::GitCancelled { .. }));
-        assert_eq!(branch_head(&repo, "main").await.unwrap(), base);
-        assert!(!scratch.exists());
     }
 }
