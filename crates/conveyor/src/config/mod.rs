@@ -8,6 +8,10 @@ use serde::Deserialize;
 
 use crate::Error;
 
+mod checklist;
+
+pub use checklist::{Check, Checklist};
+
 /// How the agent gets past the CLI's refusal to bypass permissions as root.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -486,70 +490,6 @@ pub(crate) fn describe_toml_error(text: &str, e: &toml::de::Error) -> String {
     }
 }
 
-/// One machine-checkable criterion: a command and the exit code it must give.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Check {
-    pub cmd: String,
-    #[serde(default)]
-    pub expect_exit: i32,
-}
-
-/// A project's `.conveyor.toml`, read from fresh main (never from the line's branch). An
-/// unknown key is an error (DESIGN.md), so a misspelt gate is never silently no gate.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Checklist {
-    /// The whole suite, run in the worktree and after the merge.
-    #[serde(default)]
-    pub regression: Option<String>,
-    /// More commands the gate runs in the worktree, each with the exit code it must give.
-    #[serde(default)]
-    pub checklist: Vec<Check>,
-    /// Browser clicks. Accepted, not yet read: the roles issue runs them at the gate.
-    #[serde(default)]
-    pub ui_scenarios: Option<String>,
-    /// Accepted, not yet read: the deploy issue runs it after the merge.
-    #[serde(default)]
-    pub deploy: Option<String>,
-    /// Accepted, not yet read: the deploy issue retries it after a deploy.
-    #[serde(default)]
-    pub health_check: Option<String>,
-    /// Accepted, not yet read: the deploy issue runs it when the health check stays red.
-    #[serde(default)]
-    pub rollback: Option<String>,
-    /// A diff touching these globs raises the line's level to `full`.
-    #[serde(default)]
-    pub full_level_paths: Vec<String>,
-    /// A diff touching these makes `ui_scenarios` mandatory. Accepted, not yet read: the roles
-    /// issue reads it.
-    #[serde(default)]
-    pub ui_paths: Vec<String>,
-}
-
-impl Checklist {
-    /// Parses `.conveyor.toml` text.
-    ///
-    /// # Errors
-    /// [`Error::Checklist`] with line and column.
-    pub fn parse(text: &str) -> Result<Checklist, Error> {
-        toml::from_str(text).map_err(|e| Error::Checklist {
-            message: describe_toml_error(text, &e),
-        })
-    }
-
-    /// The keys this checklist sets that no code reads yet.
-    pub fn not_yet_read(&self) -> Vec<NotYetRead> {
-        notices(&[
-            ("ui_scenarios", self.ui_scenarios.is_some(), ROLES),
-            ("ui_paths", !self.ui_paths.is_empty(), ROLES),
-            ("deploy", self.deploy.is_some(), DEPLOY),
-            ("health_check", self.health_check.is_some(), DEPLOY),
-            ("rollback", self.rollback.is_some(), DEPLOY),
-        ])
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -774,29 +714,5 @@ ui_paths = ["web/**"]
                 "rollback"
             ]
         );
-    }
-
-    #[test]
-    fn checklist_parses_the_design_example() {
-        let c = Checklist::parse(
-            r#"regression = "cargo test"
-checklist = [{ cmd = "npm run lint", expect_exit = 0 }]
-full_level_paths = ["migrations/**"]
-"#,
-        )
-        .unwrap();
-        assert_eq!(c.regression.as_deref(), Some("cargo test"));
-        assert_eq!(c.checklist[0].cmd, "npm run lint");
-    }
-
-    /// A misspelt key in a project's checklist is an error naming it, not a gate that
-    /// silently checks less.
-    #[test]
-    fn an_unknown_checklist_key_is_an_error_that_names_it() {
-        let e = Checklist::parse("regresion = \"cargo test\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("regresion"), "{e}");
-        assert!(e.contains(".conveyor.toml"), "{e}");
     }
 }
