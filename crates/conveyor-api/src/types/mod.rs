@@ -23,6 +23,12 @@ macro_rules! wire {
     };
 }
 
+mod budget;
+mod events;
+
+pub use budget::*;
+pub use events::*;
+
 wire! {
     /// `GET /api/health`.
     pub struct Health {
@@ -528,87 +534,6 @@ wire! {
 }
 
 wire! {
-    /// `GET /api/budget`.
-    pub struct Budget {
-        /// Every configured pool, in the order window, weekly, monthly.
-        pub pools: Vec<BudgetPool>,
-        /// Estimates of the steps running now (counted against every pool).
-        pub running_estimate_usd: f64,
-        /// Per step kind: what history says a step costs.
-        pub kinds: Vec<KindStats>,
-        /// Steps cut by a usage limit or by their `--max-budget-usd` cap.
-        pub misses: Misses,
-        /// No step starts before this (a usage limit of the account).
-        pub park_until: Option<String>,
-        pub last_rate_limit: Option<RateLimit>,
-    }
-}
-
-wire! {
-    /// Which pool.
-    pub enum PoolKind {
-        /// The rolling window (5 hours by default).
-        Window,
-        /// The last 7 days.
-        Weekly,
-        /// The calendar month's credit in USD (`claude -p` on subscription plans).
-        Monthly,
-    }
-}
-
-wire! {
-    /// One budget pool.
-    pub struct BudgetPool {
-        pub kind: PoolKind,
-        /// The pool's span in seconds (the calendar month: its length).
-        pub span_secs: u32,
-        pub spent_usd: f64,
-        pub threshold_usd: f64,
-        /// When the pool next has room again (the oldest spending leaves a rolling pool, or
-        /// the month turns); none when nothing is spent.
-        pub resets_at: Option<String>,
-        /// The server's own utilisation of this pool (0..1), when a `rate_limit_event` said.
-        pub utilization: Option<f64>,
-    }
-}
-
-wire! {
-    /// What a step of one kind costs, from history.
-    pub struct KindStats {
-        pub kind: StepKind,
-        /// Finished runs counted.
-        pub count: u32,
-        pub median_usd: Option<f64>,
-        /// The high quantile (p90) of the finished runs' cost.
-        pub high_usd: Option<f64>,
-        /// The estimate the policy uses now for a step of this kind (margin included).
-        pub estimate_usd: f64,
-    }
-}
-
-wire! {
-    /// Steps cut by a limit.
-    pub struct Misses {
-        pub total: u32,
-        /// In the last 24 hours.
-        pub recent: u32,
-        /// Set when misses are frequent ("steps too large: cut them finer").
-        pub advice: Option<String>,
-    }
-}
-
-wire! {
-    /// The last `rate_limit_event` the CLI reported.
-    pub struct RateLimit {
-        pub status: String,
-        pub resets_at: Option<String>,
-        pub rate_limit_type: Option<String>,
-        pub utilization: Option<f64>,
-        pub observed_at: String,
-    }
-}
-
-wire! {
     /// `GET /api/lines/{id}/diff`: what the line's branch changes, against the main commit it
     /// forked from (so the diff stays the same after the line is merged).
     pub struct LineDiff {
@@ -653,129 +578,6 @@ impl FileChange {
             FileChange::Deleted => "deleted",
             FileChange::Renamed => "renamed",
         }
-    }
-}
-
-wire! {
-    /// What an event is about.
-    pub enum EventKind {
-        Project,
-        Line,
-        Step,
-        Journal,
-        Question,
-        Budget,
-    }
-}
-
-/// The new state an [`Event`] reports: its line's, its step's or its question's, by the
-/// event's kind. On the wire it is the bare state name (`"awaiting_acceptance"`, `"done"`,
-/// `"answered"`); a line and a step share some names (`running`, `cancelled`), so an event is
-/// read with its kind (see [`EventState::parse`]), never the state alone.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, TS)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
-#[serde(untagged)]
-pub enum EventState {
-    /// A `line` event: the line's new state.
-    Line(LineState),
-    /// A `step` event: the step's new state.
-    Step(StepState),
-    /// A `question` event: the question's new status.
-    Question(QuestionStatus),
-}
-
-impl EventState {
-    /// The snake_case name sent on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventState::Line(s) => s.as_str(),
-            EventState::Step(s) => s.as_str(),
-            EventState::Question(s) => s.as_str(),
-        }
-    }
-
-    /// Reads the state name of an event of `kind`; `None` when that kind has no such state
-    /// (project, journal and budget events carry none).
-    pub fn parse(kind: EventKind, s: &str) -> Option<EventState> {
-        match kind {
-            EventKind::Line => LineState::parse(s).map(EventState::Line),
-            EventKind::Step => StepState::parse(s).map(EventState::Step),
-            EventKind::Question => QuestionStatus::parse(s).map(EventState::Question),
-            EventKind::Project | EventKind::Journal | EventKind::Budget => None,
-        }
-    }
-}
-
-impl From<LineState> for EventState {
-    fn from(s: LineState) -> EventState {
-        EventState::Line(s)
-    }
-}
-
-impl From<StepState> for EventState {
-    fn from(s: StepState) -> EventState {
-        EventState::Step(s)
-    }
-}
-
-impl From<QuestionStatus> for EventState {
-    fn from(s: QuestionStatus) -> EventState {
-        EventState::Question(s)
-    }
-}
-
-/// One server-sent event of `GET /api/events` (SSE event name: the `kind`).
-#[derive(Debug, Clone, PartialEq, Serialize, TS)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
-pub struct Event {
-    #[ts(type = "number")]
-    pub seq: u64,
-    pub kind: EventKind,
-    pub line_id: Option<String>,
-    pub project_id: Option<String>,
-    pub step_n: Option<u32>,
-    /// The new state of the line or step (or the question's new status), when the event is a
-    /// state change.
-    pub state: Option<EventState>,
-    pub detail: Option<String>,
-    pub at: String,
-}
-
-// Read by hand: the state name means something only with the kind (see `EventState`).
-impl<'de> Deserialize<'de> for Event {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
-        /// [`Event`] as sent, its state still a name.
-        #[derive(Deserialize)]
-        struct Sent {
-            seq: u64,
-            kind: EventKind,
-            line_id: Option<String>,
-            project_id: Option<String>,
-            step_n: Option<u32>,
-            state: Option<String>,
-            detail: Option<String>,
-            at: String,
-        }
-        let e = Sent::deserialize(d)?;
-        let state = match e.state {
-            None => None,
-            Some(s) => Some(EventState::parse(e.kind, &s).ok_or_else(|| {
-                serde::de::Error::custom(format!(
-                    "{s:?} is not a state a {:?} event carries",
-                    e.kind
-                ))
-            })?),
-        };
-        Ok(Event {
-            seq: e.seq,
-            kind: e.kind,
-            line_id: e.line_id,
-            project_id: e.project_id,
-            step_n: e.step_n,
-            state,
-            detail: e.detail,
-            at: e.at,
-        })
     }
 }
 

@@ -1,0 +1,132 @@
+//! `GET /api/events`: one server-sent event per state change.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+use super::{LineState, QuestionStatus, StepState};
+
+wire! {
+    /// What an event is about.
+    pub enum EventKind {
+        Project,
+        Line,
+        Step,
+        Journal,
+        Question,
+        Budget,
+    }
+}
+
+/// The new state an [`Event`] reports: its line's, its step's or its question's, by the
+/// event's kind. On the wire it is the bare state name (`"awaiting_acceptance"`, `"done"`,
+/// `"answered"`); a line and a step share some names (`running`, `cancelled`), so an event is
+/// read with its kind (see [`EventState::parse`]), never the state alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, TS)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(untagged)]
+pub enum EventState {
+    /// A `line` event: the line's new state.
+    Line(LineState),
+    /// A `step` event: the step's new state.
+    Step(StepState),
+    /// A `question` event: the question's new status.
+    Question(QuestionStatus),
+}
+
+impl EventState {
+    /// The snake_case name sent on the wire.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventState::Line(s) => s.as_str(),
+            EventState::Step(s) => s.as_str(),
+            EventState::Question(s) => s.as_str(),
+        }
+    }
+
+    /// Reads the state name of an event of `kind`; `None` when that kind has no such state
+    /// (project, journal and budget events carry none).
+    pub fn parse(kind: EventKind, s: &str) -> Option<EventState> {
+        match kind {
+            EventKind::Line => LineState::parse(s).map(EventState::Line),
+            EventKind::Step => StepState::parse(s).map(EventState::Step),
+            EventKind::Question => QuestionStatus::parse(s).map(EventState::Question),
+            EventKind::Project | EventKind::Journal | EventKind::Budget => None,
+        }
+    }
+}
+
+impl From<LineState> for EventState {
+    fn from(s: LineState) -> EventState {
+        EventState::Line(s)
+    }
+}
+
+impl From<StepState> for EventState {
+    fn from(s: StepState) -> EventState {
+        EventState::Step(s)
+    }
+}
+
+impl From<QuestionStatus> for EventState {
+    fn from(s: QuestionStatus) -> EventState {
+        EventState::Question(s)
+    }
+}
+
+/// One server-sent event of `GET /api/events` (SSE event name: the `kind`).
+#[derive(Debug, Clone, PartialEq, Serialize, TS)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+pub struct Event {
+    #[ts(type = "number")]
+    pub seq: u64,
+    pub kind: EventKind,
+    pub line_id: Option<String>,
+    pub project_id: Option<String>,
+    pub step_n: Option<u32>,
+    /// The new state of the line or step (or the question's new status), when the event is a
+    /// state change.
+    pub state: Option<EventState>,
+    pub detail: Option<String>,
+    pub at: String,
+}
+
+// Read by hand: the state name means something only with the kind (see `EventState`).
+impl<'de> Deserialize<'de> for Event {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Event, D::Error> {
+        /// [`Event`] as sent, its state still a name.
+        #[derive(Deserialize)]
+        struct Sent {
+            seq: u64,
+            kind: EventKind,
+            line_id: Option<String>,
+            project_id: Option<String>,
+            step_n: Option<u32>,
+            state: Option<String>,
+            detail: Option<String>,
+            at: String,
+        }
+        let e = Sent::deserialize(d)?;
+        let state = match e.state {
+            None => None,
+            Some(s) => Some(EventState::parse(e.kind, &s).ok_or_else(|| {
+                serde::de::Error::custom(format!(
+                    "{s:?} is not a state a {:?} event carries",
+                    e.kind
+                ))
+            })?),
+        };
+        Ok(Event {
+            seq: e.seq,
+            kind: e.kind,
+            line_id: e.line_id,
+            project_id: e.project_id,
+            step_n: e.step_n,
+            state,
+            detail: e.detail,
+            at: e.at,
+        })
+    }
+}
