@@ -27,28 +27,42 @@ pub(super) async fn run_checks(
     // run as that user, never as root.
     give_to_agent(sh, line_id, worktree)?;
     for c in checks {
-        let mut spec = Spec::shell(&c.cmd, worktree);
-        spec.env.extend(sh.command_env(line_id));
-        if let Some(u) = &sh.agent_user {
-            u.apply(&mut spec);
-        }
-        let out = exec::run(
-            &spec,
-            Duration::from_secs(sh.cfg.command_timeout_secs),
-            cancel,
-        )
-        .await?;
+        let out = run_command(sh, line_id, &c.cmd, worktree, cancel).await?;
         if out.code != Some(c.expect_exit) {
             red.push(format!(
                 "`{}` exited {} (expected {}): {}",
                 c.cmd,
-                out.code.map_or("by a signal".into(), |c| c.to_string()),
+                exit_text(&out),
                 c.expect_exit,
                 out.tail(1500).trim()
             ));
         }
     }
     Ok(red)
+}
+
+/// One of the line's commands (a check, the regression) through `sh -c` in `dir`: marked as
+/// this daemon's and the line's (so recovery finds it after a crash), as the agent's user when
+/// there is one, within `command_timeout_secs`.
+pub(super) async fn run_command(
+    sh: &Shared,
+    line_id: &str,
+    cmd: &str,
+    dir: &Path,
+    cancel: &CancellationToken,
+) -> Result<exec::Output> {
+    let mut spec = Spec::shell(cmd, dir);
+    spec.env.extend(sh.command_env(line_id));
+    if let Some(u) = &sh.agent_user {
+        u.apply(&mut spec);
+    }
+    let timeout = Duration::from_secs(sh.cfg.command_timeout_secs);
+    exec::run(&spec, timeout, cancel).await
+}
+
+/// How a command ended, in words: its exit code, or "by a signal".
+pub(super) fn exit_text(out: &exec::Output) -> String {
+    out.code.map_or("by a signal".into(), |c| c.to_string())
 }
 
 #[cfg(test)]

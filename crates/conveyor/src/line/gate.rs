@@ -4,20 +4,19 @@
 //! [`GATE_ROUNDS`] in a row.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use conveyor_api::{Level, LineState, StepKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::Result;
 use crate::config::{Check, Checklist};
-use crate::exec::{self, Spec};
+use crate::exec;
 use crate::git::{self, MergeOutcome, Regression};
 use crate::state::Shared;
 use crate::store::{self, LineRow};
 
 use super::GATE_ROUNDS;
-use super::checks::run_checks;
+use super::checks::{exit_text, run_checks, run_command};
 
 /// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
 #[derive(Debug, thiserror::Error)]
@@ -162,20 +161,16 @@ async fn run_regression(
     let Some(cmd) = cmd else {
         return Ok(Regression::Green);
     };
-    let mut spec = Spec::shell(cmd, merged);
-    spec.env.extend(sh.command_env(line_id));
     // The merged code is the agent's: with an agent user it runs as that user.
     if let Some(u) = &sh.agent_user {
         exec::chown_worktree(merged, u.uid, u.gid)?;
-        u.apply(&mut spec);
     }
-    let timeout = Duration::from_secs(sh.cfg.command_timeout_secs);
-    let out = exec::run(&spec, timeout, cancel).await?;
+    let out = run_command(sh, line_id, cmd, merged, cancel).await?;
     if out.code != Some(0) {
         return Ok(Regression::Red {
             output: format!(
                 "`{cmd}` exited {} after the merge:\n{}",
-                out.code.map_or("by a signal".into(), |c| c.to_string()),
+                exit_text(&out),
                 out.tail(3000)
             ),
         });
