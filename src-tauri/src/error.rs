@@ -132,9 +132,14 @@ impl From<conveyor_api::ClientError> for AppError {
                     Api::UnmergedCommits => ErrorCode::Unmerged,
                     Api::InvalidState => ErrorCode::InvalidState,
                     Api::Unauthorized => ErrorCode::Unauthorized,
-                    Api::NotFound | Api::BadRequest | Api::Exists | Api::Internal => {
-                        ErrorCode::Daemon
-                    }
+                    // Refusals the form shows as the daemon worded them.
+                    Api::NotFound
+                    | Api::BadRequest
+                    | Api::Exists
+                    | Api::NotARepository
+                    | Api::UnknownProject
+                    | Api::NotAnOption
+                    | Api::Internal => ErrorCode::Daemon,
                 }
             }
             conveyor_api::ClientError::Transport(_) => ErrorCode::DaemonUnreachable,

@@ -5,11 +5,24 @@ export type Health = { status: string, version: string, };
 
 export type ApiErrorBody = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "internal";
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 
-export type NewProject = { name: string, repo_path: string, main_branch?: string, };
+export type NewProject = { 
+/**
+ * Unique among projects; at least one character past blanks.
+ */
+name: string, 
+/**
+ * The absolute path, on the daemon's machine, of a git repository that has
+ * `main_branch` (422 `not_a_repository` otherwise).
+ */
+repo_path: string, 
+/**
+ * The branch lines fork from and merge into; `main` when absent.
+ */
+main_branch?: string, };
 
 export type LineState = "queued" | "planning" | "running" | "waiting_budget" | "waiting_answer" | "gate" | "fixing" | "merging" | "deploying" | "awaiting_acceptance" | "accepted" | "needs_human" | "rolled_back" | "blocked" | "cancelled";
 
@@ -37,9 +50,21 @@ cost_usd: number, created_at: string, updated_at: string, };
 
 export type LineBudget = { cost_usd: number, runs: number, tokens: Tokens, };
 
-export type NewLine = { project_id: string, title: string, task: string, priority?: number, };
+export type NewLine = { 
+/**
+ * An existing project's id (422 `unknown_project` otherwise).
+ */
+project_id: string, title: string, task: string, 
+/**
+ * Higher runs first; 0 when absent.
+ */
+priority?: number, };
 
-export type LinePatch = { priority: number, };
+export type LinePatch = { 
+/**
+ * Higher runs first.
+ */
+priority: number, };
 
 export type Remarks = { text: string, };
 
@@ -68,7 +93,11 @@ export type QuestionStatus = "unvalidated" | "validated" | "answered" | "dismiss
 
 export type Question = { id: string, line_id: string, project_id: string, text: string, options: Array<string>, default: string | null, why: string | null, reversible: boolean | null, expensive: boolean | null, status: QuestionStatus, answer: string | null, created_at: string, };
 
-export type Answer = { option?: string, text?: string, };
+export type AnswerOption = { option: string, };
+
+export type AnswerText = { text: string, };
+
+export type Answer = AnswerOption | AnswerText;
 
 export type Review = { projects: Array<ReviewProject>, };
 

@@ -20,6 +20,30 @@ wire! {
     }
 }
 
+impl EventKind {
+    /// Every kind.
+    pub const ALL: [EventKind; 6] = [
+        EventKind::Project,
+        EventKind::Line,
+        EventKind::Step,
+        EventKind::Journal,
+        EventKind::Question,
+        EventKind::Budget,
+    ];
+
+    /// The snake_case name sent on the wire (and as the SSE event's name).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            EventKind::Project => "project",
+            EventKind::Line => "line",
+            EventKind::Step => "step",
+            EventKind::Journal => "journal",
+            EventKind::Question => "question",
+            EventKind::Budget => "budget",
+        }
+    }
+}
+
 /// The new state an [`Event`] reports: its line's, its step's or its question's, by the
 /// event's kind. On the wire it is the bare state name (`"awaiting_acceptance"`, `"done"`,
 /// `"answered"`); a line and a step share some names (`running`, `cancelled`), so an event is

@@ -25,9 +25,11 @@ macro_rules! wire {
 
 mod budget;
 mod events;
+mod input;
 
 pub use budget::*;
 pub use events::*;
+pub use input::{TEXT_PATTERN, has_text, integral_i32, integral_i32_opt, integral_i64_opt};
 
 wire! {
     /// `GET /api/health`.
@@ -62,6 +64,12 @@ wire! {
         UnmergedCommits,
         /// 409: something by that name exists already (a project).
         Exists,
+        /// 422: `repo_path` is not an absolute path to a git repository with the main branch.
+        NotARepository,
+        /// 422: the line names a project that does not exist.
+        UnknownProject,
+        /// 422: the answer's `option` is not one of the question's options.
+        NotAnOption,
         /// 500: the daemon failed; the details are in its log, never in the answer.
         Internal,
     }
@@ -69,13 +77,16 @@ wire! {
 
 impl ErrorCode {
     /// Every code.
-    pub const ALL: [ErrorCode; 7] = [
+    pub const ALL: [ErrorCode; 10] = [
         ErrorCode::Unauthorized,
         ErrorCode::NotFound,
         ErrorCode::BadRequest,
         ErrorCode::InvalidState,
         ErrorCode::UnmergedCommits,
         ErrorCode::Exists,
+        ErrorCode::NotARepository,
+        ErrorCode::UnknownProject,
+        ErrorCode::NotAnOption,
         ErrorCode::Internal,
     ];
 
@@ -88,6 +99,9 @@ impl ErrorCode {
             ErrorCode::InvalidState => "invalid_state",
             ErrorCode::UnmergedCommits => "unmerged_commits",
             ErrorCode::Exists => "exists",
+            ErrorCode::NotARepository => "not_a_repository",
+            ErrorCode::UnknownProject => "unknown_project",
+            ErrorCode::NotAnOption => "not_an_option",
             ErrorCode::Internal => "internal",
         }
     }
@@ -118,10 +132,17 @@ wire! {
 wire! {
     /// `POST /api/projects`.
     pub struct NewProject {
+        /// Unique among projects; at least one character past blanks.
+        #[cfg_attr(feature = "openapi", schema(pattern = r"[^ \t\r\n]"))]
         pub name: String,
+        /// The absolute path, on the daemon's machine, of a git repository that has
+        /// `main_branch` (422 `not_a_repository` otherwise).
+        #[cfg_attr(feature = "openapi", schema(min_length = 1))]
         pub repo_path: String,
+        /// The branch lines fork from and merge into; `main` when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         #[ts(optional)]
+        #[cfg_attr(feature = "openapi", schema(min_length = 1))]
         pub main_branch: Option<String>,
     }
 }
@@ -269,11 +290,20 @@ wire! {
 wire! {
     /// `POST /api/lines`.
     pub struct NewLine {
+        /// An existing project's id (422 `unknown_project` otherwise).
         pub project_id: String,
+        #[cfg_attr(feature = "openapi", schema(pattern = r"[^ \t\r\n]"))]
         pub title: String,
+        #[cfg_attr(feature = "openapi", schema(pattern = r"[^ \t\r\n]"))]
         pub task: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
+        /// Higher runs first; 0 when absent.
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "input::integral_i32_opt"
+        )]
         #[ts(optional)]
+        #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
         pub priority: Option<i32>,
     }
 }
@@ -281,6 +311,9 @@ wire! {
 wire! {
     /// `PATCH /api/lines/{id}`.
     pub struct LinePatch {
+        /// Higher runs first.
+        #[serde(deserialize_with = "input::integral_i32")]
+        #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
         pub priority: i32,
     }
 }
@@ -288,6 +321,7 @@ wire! {
 wire! {
     /// `POST /api/lines/{id}/remarks`.
     pub struct Remarks {
+        #[cfg_attr(feature = "openapi", schema(pattern = r"[^ \t\r\n]"))]
         pub text: String,
     }
 }
@@ -498,16 +532,31 @@ wire! {
     }
 }
 
-wire! {
-    /// `POST /api/questions/{id}/answer`: one of the options, or free text.
-    pub struct Answer {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        pub option: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        #[ts(optional)]
-        pub text: Option<String>,
-    }
+/// `POST /api/questions/{id}/answer`: one of the question's options, or free text; exactly one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(untagged)]
+pub enum Answer {
+    Option(AnswerOption),
+    Text(AnswerText),
+}
+
+/// An answer that picks one of the question's options (422 `not_an_option` otherwise).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AnswerOption {
+    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
+    pub option: String,
+}
+
+/// An answer in Anton's own words.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
+#[cfg_attr(feature = "openapi", derive(ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct AnswerText {
+    #[cfg_attr(feature = "openapi", schema(pattern = r"[^ \t\r\n]"))]
+    pub text: String,
 }
 
 wire! {
@@ -605,6 +654,8 @@ pub(crate) fn typescript() -> String {
         JournalEntry::decl(),
         QuestionStatus::decl(),
         Question::decl(),
+        AnswerOption::decl(),
+        AnswerText::decl(),
         Answer::decl(),
         Review::decl(),
         ReviewProject::decl(),
@@ -648,6 +699,9 @@ mod tests {
             (ErrorCode::InvalidState, "invalid_state"),
             (ErrorCode::UnmergedCommits, "unmerged_commits"),
             (ErrorCode::Exists, "exists"),
+            (ErrorCode::NotARepository, "not_a_repository"),
+            (ErrorCode::UnknownProject, "unknown_project"),
+            (ErrorCode::NotAnOption, "not_an_option"),
             (ErrorCode::Internal, "internal"),
         ];
         assert_eq!(sent.len(), ErrorCode::ALL.len());
@@ -665,6 +719,45 @@ mod tests {
         assert_eq!(text, r#"{"code":"unmerged_commits","message":"m"}"#);
         assert_eq!(serde_json::from_str::<ApiErrorBody>(&text).unwrap(), body);
         assert!(serde_json::from_str::<ApiErrorBody>(r#"{"code":"nope","message":"m"}"#).is_err());
+    }
+
+    #[test]
+    fn event_kinds_are_named_as_serde_names_them() {
+        for kind in EventKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), json!(kind.as_str()));
+        }
+    }
+
+    #[test]
+    fn an_answer_is_exactly_one_of_an_option_and_a_text() {
+        let option: Answer = serde_json::from_value(json!({"option": "pg"})).unwrap();
+        assert_eq!(
+            option,
+            Answer::Option(AnswerOption {
+                option: "pg".into()
+            })
+        );
+        let text: Answer = serde_json::from_value(json!({"text": "later"})).unwrap();
+        assert_eq!(
+            text,
+            Answer::Text(AnswerText {
+                text: "later".into()
+            })
+        );
+        for refused in [
+            json!({}),
+            json!({"option": "a", "text": "b"}),
+            json!({"option": 1}),
+        ] {
+            assert!(
+                serde_json::from_value::<Answer>(refused.clone()).is_err(),
+                "{refused}"
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(&option).unwrap(),
+            json!({"option": "pg"})
+        );
     }
 
     #[test]

@@ -15,7 +15,7 @@ pub fn router() -> Router<ApiState> {
     Router::new().route("/api/budget", get(budget))
 }
 
-#[utoipa::path(get, path = "/api/budget", responses((status = 200, body = Budget)))]
+#[utoipa::path(get, operation_id = "get_budget", path = "/api/budget", responses((status = 200, body = Budget)))]
 async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
     let now = now_ms();
     let snap = st.budget.snapshot(&st.store, now, &st.admitted()).await?;

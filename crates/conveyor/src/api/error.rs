@@ -38,6 +38,11 @@ impl ApiError {
     pub fn conflict(code: ErrorCode, what: impl Into<String>) -> ApiError {
         ApiError::new(StatusCode::CONFLICT, code, what)
     }
+    /// A request valid by the document that refers to something the daemon cannot use: a path
+    /// that is no repository, a project that does not exist, an option the question lacks.
+    pub fn unprocessable(code: ErrorCode, what: impl Into<String>) -> ApiError {
+        ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, code, what)
+    }
 }
 
 impl From<crate::Error> for ApiError {

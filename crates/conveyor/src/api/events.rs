@@ -19,7 +19,9 @@ pub fn router() -> Router<ApiState> {
 
 /// The SSE event name is the event's `kind`; the data is the JSON [`conveyor_api::Event`].
 /// A subscriber too slow to keep up gets a `lagged` event and should reload.
-#[utoipa::path(get, path = "/api/events", responses((status = 200, description = "text/event-stream of Event", body = conveyor_api::Event)))]
+#[utoipa::path(get, operation_id = "events", path = "/api/events", responses((status = 200,
+    description = "Server-sent events, never ending: each event's name is its `kind` and its data one Event (a `lagged` event with `{}` means reload); a comment every 15 s keeps the stream alive",
+    content_type = "text/event-stream", body = conveyor_api::Event)))]
 async fn events(
     State(st): State<AppState>,
 ) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
@@ -27,15 +29,9 @@ async fn events(
     let stream = BroadcastStream::new(st.events.subscribe())
         .map(|ev| {
             Ok(match ev {
-                Ok(ev) => {
-                    let name = serde_json::to_value(ev.kind)
-                        .ok()
-                        .and_then(|v| v.as_str().map(str::to_string))
-                        .unwrap_or_default();
-                    SseEvent::default()
-                        .event(name)
-                        .data(serde_json::to_string(&ev).unwrap_or_default())
-                }
+                Ok(ev) => SseEvent::default()
+                    .event(ev.kind.as_str())
+                    .data(serde_json::to_string(&ev).unwrap_or_default()),
                 Err(_) => SseEvent::default().event("lagged").data("{}"),
             })
         })

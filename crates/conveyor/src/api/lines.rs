@@ -12,8 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{
-    EventKind, Line, LineBudget, LineDetail, LineDiff, LinePatch, LineState, NewLine, Remarks,
-    StepKind, Tokens,
+    ApiErrorBody, EventKind, Line, LineBudget, LineDetail, LineDiff, LinePatch, LineState, NewLine,
+    Remarks, StepKind, Tokens,
 };
 use serde::Deserialize;
 
@@ -21,7 +21,7 @@ use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
 use crate::git;
 use crate::store::{self, LineRow, StepWithCost, now_ms};
-use conveyor_api::ErrorCode;
+use conveyor_api::{ErrorCode, has_text};
 
 pub fn router() -> Router<ApiState> {
     Router::new()
@@ -35,16 +35,22 @@ pub fn router() -> Router<ApiState> {
 
 /// Filters of `GET /api/lines`.
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Only lines in this state.
-    state: Option<String>,
+    state: Option<LineState>,
     /// Only lines of this project (id).
     project: Option<String>,
-    /// At most this many per page (default 200, at most 1000). The response's `X-Total-Count`
-    /// says how many match in all; `X-Next-Offset` and `Link: <…>; rel="next"` name the next
-    /// page while there is one.
+    /// At most this many per page (default 200). The response's `X-Total-Count` says how many
+    /// match in all; `X-Next-Offset` and `Link: <…>; rel="next"` name the next page while there
+    /// is one.
+    #[serde(default, deserialize_with = "conveyor_api::integral_i64_opt")]
+    #[param(minimum = 1, maximum = 1000)]
     limit: Option<i64>,
-    /// Skip this many (paging; the order is priority, then age, then id).
+    /// Skip this many (paging; the order is priority, then age, then id). Past the end, the
+    /// page is empty.
+    #[serde(default, deserialize_with = "conveyor_api::integral_i64_opt")]
+    #[param(minimum = 0, maximum = 9007199254740991_i64)]
     offset: Option<i64>,
 }
 
@@ -52,6 +58,27 @@ pub struct ListQuery {
 pub const LIST_DEFAULT_LIMIT: i64 = 200;
 /// The largest page `GET /api/lines` serves.
 pub const LIST_MAX_LIMIT: i64 = 1000;
+/// The largest `offset` (2^53 − 1: exact in every JSON client).
+pub const LIST_MAX_OFFSET: i64 = 9_007_199_254_740_991;
+
+impl ListQuery {
+    /// The page asked for, or a 400 naming the parameter out of its documented bounds.
+    fn page(&self) -> Result<(i64, i64), ApiError> {
+        let limit = self.limit.unwrap_or(LIST_DEFAULT_LIMIT);
+        if !(1..=LIST_MAX_LIMIT).contains(&limit) {
+            return Err(ApiError::bad_request(format!(
+                "limit must be 1 to {LIST_MAX_LIMIT}, not {limit}"
+            )));
+        }
+        let offset = self.offset.unwrap_or(0);
+        if !(0..=LIST_MAX_OFFSET).contains(&offset) {
+            return Err(ApiError::bad_request(format!(
+                "offset must be 0 to {LIST_MAX_OFFSET}, not {offset}"
+            )));
+        }
+        Ok((limit, offset))
+    }
+}
 
 /// Percent-encodes a query value (everything but RFC 3986's unreserved characters).
 fn query_escape(v: &str) -> String {
@@ -85,8 +112,8 @@ fn list_response(
     if shown > 0 && next < total {
         headers.insert("x-next-offset", next.into());
         let mut url = format!("/api/lines?limit={limit}&offset={next}");
-        if let Some(s) = &q.state {
-            url.push_str(&format!("&state={}", query_escape(s)));
+        if let Some(s) = q.state {
+            url.push_str(&format!("&state={}", s.as_str()));
         }
         if let Some(p) = &q.project {
             url.push_str(&format!("&project={}", query_escape(p)));
@@ -148,34 +175,36 @@ impl ListCache {
     }
 }
 
+/// The path parameter of every `/api/lines/{id}…` route.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+struct LineId {
+    /// The line's id, as `POST /api/lines` answered it.
+    id: String,
+}
+
+/// The 404 of every `/api/lines/{id}…` route.
+const NO_LINE: &str = "`not_found`: no line has that id";
+
 /// How many journal entries `GET /api/lines/{id}` carries (the newest).
 const JOURNAL_LIMIT: i64 = 500;
 
-#[utoipa::path(get, path = "/api/lines", params(ListQuery), responses((status = 200, body = Vec<Line>,
+#[utoipa::path(get, operation_id = "list_lines", path = "/api/lines", params(ListQuery), responses((status = 200, body = Vec<Line>,
     description = "One page of lines (`limit`, `offset`); follow `X-Next-Offset` until it is absent to get them all",
     headers(
         ("X-Total-Count" = i64, description = "How many lines match the filters, over all pages"),
         ("X-Next-Offset" = i64, description = "The `offset` of the next page; absent on the last page"),
         ("Link" = String, description = "`</api/lines?limit=…&offset=…>; rel=\"next\"` while there is a next page"),
-    ))))]
+    )),
+    (status = 400, description = "`bad_request`: an unknown state, or `limit` or `offset` out of bounds", body = ApiErrorBody)))]
 async fn list(
     State(st): State<AppState>,
     State(lists): State<Arc<ListCache>>,
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(q) = q?;
-    let state = match &q.state {
-        Some(s) => Some(
-            LineState::parse(s)
-                .ok_or_else(|| ApiError::bad_request(format!("unknown state {s:?}")))?,
-        ),
-        None => None,
-    };
-    let limit = q
-        .limit
-        .unwrap_or(LIST_DEFAULT_LIMIT)
-        .clamp(1, LIST_MAX_LIMIT);
-    let offset = q.offset.unwrap_or(0).max(0);
+    let state = q.state;
+    let (limit, offset) = q.page()?;
     let key = format!("{:?}|{:?}|{limit}|{offset}", q.state, q.project);
     if let Some((body, shown, total)) = lists.get(&key, st.events.generation()) {
         return Ok(list_response(&q, limit, offset, shown, total, body));
@@ -222,24 +251,29 @@ async fn list(
     Ok(list_response(&q, limit, offset, shown, total, body))
 }
 
-#[utoipa::path(post, path = "/api/lines", request_body = NewLine,
-    responses((status = 201, body = Line), (status = 400, body = conveyor_api::ApiErrorBody)))]
+/// Queues a line; it starts when its project is free and the budget allows.
+#[utoipa::path(post, operation_id = "create_line", path = "/api/lines", request_body = NewLine,
+    responses((status = 201, body = Line),
+        (status = 400, description = "`bad_request`: a malformed body, or a blank `title` or `task`", body = ApiErrorBody),
+        (status = 422, description = "`unknown_project`: no project has that id", body = ApiErrorBody)))]
 async fn create(
     State(st): State<AppState>,
     body: Result<Json<NewLine>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Line>), ApiError> {
     let Json(n) = body?;
-    if n.title.trim().is_empty() || n.task.trim().is_empty() {
-        return Err(ApiError::bad_request("title and task are required"));
+    for (field, value) in [("title", &n.title), ("task", &n.task)] {
+        if !has_text(value) {
+            return Err(ApiError::bad_request(format!("{field} is blank")));
+        }
     }
     if store::projects::get(&mut *st.store.conn().await?, &n.project_id)
         .await?
         .is_none()
     {
-        return Err(ApiError::bad_request(format!(
-            "no project {}",
-            n.project_id
-        )));
+        return Err(ApiError::unprocessable(
+            ErrorCode::UnknownProject,
+            format!("no project {}", n.project_id),
+        ));
     }
     // The session id is assigned now, before the first step.
     let row = LineRow::new(
@@ -264,10 +298,12 @@ async fn create(
     Ok((StatusCode::CREATED, Json(row.to_api(Vec::new()))))
 }
 
-#[utoipa::path(get, path = "/api/lines/{id}", responses((status = 200, body = LineDetail), (status = 404, body = conveyor_api::ApiErrorBody)))]
+/// One line with its steps, its journal (the newest 500 entries) and what it has cost.
+#[utoipa::path(get, operation_id = "get_line", path = "/api/lines/{id}", params(LineId),
+    responses((status = 200, body = LineDetail), (status = 404, description = NO_LINE, body = ApiErrorBody)))]
 async fn one(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    Path(LineId { id }): Path<LineId>,
 ) -> Result<Json<LineDetail>, ApiError> {
     let Some(l) = store::lines::get(&mut *st.store.conn().await?, &id).await? else {
         return Err(ApiError::not_found(format!("no line {id}")));
@@ -275,7 +311,8 @@ async fn one(
     let steps = store::steps::with_cost(&mut *st.store.conn().await?, &id).await?;
     let runs = store::runs::count_of_line(&mut *st.store.conn().await?, &id).await?;
     let budget = LineBudget {
-        cost_usd: steps.iter().map(|s| s.cost_usd).sum(),
+        // From +0.0: `Sum` of no `f64` is -0.0.
+        cost_usd: steps.iter().fold(0.0, |total, s| total + s.cost_usd),
         runs: u32::try_from(runs).unwrap_or(0),
         tokens: steps.iter().fold(Tokens::default(), |mut t, s| {
             let a = s.to_api().tokens;
@@ -298,10 +335,12 @@ async fn one(
     }))
 }
 
-#[utoipa::path(get, path = "/api/lines/{id}/diff", responses((status = 200, body = LineDiff)))]
+/// The line's branch against the main commit it forked from; empty once the branch is gone.
+#[utoipa::path(get, operation_id = "get_line_diff", path = "/api/lines/{id}/diff", params(LineId),
+    responses((status = 200, body = LineDiff), (status = 404, description = NO_LINE, body = ApiErrorBody)))]
 async fn diff(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    Path(LineId { id }): Path<LineId>,
 ) -> Result<Json<LineDiff>, ApiError> {
     let l = line_or_404(&st, &id).await?;
     let project = store::projects::get(&mut *st.store.conn().await?, &l.project_id)
@@ -342,10 +381,14 @@ async fn answer_line(st: &AppState, id: &str) -> Result<Json<Line>, ApiError> {
     ))
 }
 
-#[utoipa::path(patch, path = "/api/lines/{id}", request_body = LinePatch, responses((status = 200, body = Line)))]
+/// Changes the line's priority.
+#[utoipa::path(patch, operation_id = "patch_line", path = "/api/lines/{id}", params(LineId), request_body = LinePatch,
+    responses((status = 200, body = Line),
+        (status = 400, description = "`bad_request`: a malformed body", body = ApiErrorBody),
+        (status = 404, description = NO_LINE, body = ApiErrorBody)))]
 async fn patch(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    Path(LineId { id }): Path<LineId>,
     body: Result<Json<LinePatch>, JsonRejection>,
 ) -> Result<Json<Line>, ApiError> {
     let Json(p) = body?;
@@ -363,11 +406,13 @@ async fn patch(
     answer_line(&st, &id).await
 }
 
-#[utoipa::path(post, path = "/api/lines/{id}/accept", responses((status = 200, body = Line),
-    (status = 409, description = "`invalid_state`, or `unmerged_commits` when the branch holds commits main lacks", body = conveyor_api::ApiErrorBody)))]
+/// Anton accepts a line awaiting acceptance: its branch and worktree are removed.
+#[utoipa::path(post, operation_id = "accept_line", path = "/api/lines/{id}/accept", params(LineId), responses((status = 200, body = Line),
+    (status = 404, description = NO_LINE, body = ApiErrorBody),
+    (status = 409, description = "`invalid_state`: the line is not awaiting acceptance; `unmerged_commits`: the branch holds commits main lacks", body = ApiErrorBody)))]
 async fn accept(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    Path(LineId { id }): Path<LineId>,
 ) -> Result<Json<Line>, ApiError> {
     let l = line_or_404(&st, &id).await?;
     if l.state != LineState::AwaitingAcceptance {
@@ -406,15 +451,21 @@ async fn accept(
     answer_line(&st, &id).await
 }
 
-#[utoipa::path(post, path = "/api/lines/{id}/remarks", request_body = Remarks, responses((status = 200, body = Line)))]
+/// Anton's remarks on a finished or stopped line: a `remarks` step carries them to the agent
+/// in the line's session, and the line is queued again.
+#[utoipa::path(post, operation_id = "send_remarks", path = "/api/lines/{id}/remarks", params(LineId), request_body = Remarks,
+    responses((status = 200, body = Line),
+        (status = 400, description = "`bad_request`: a malformed body or blank `text`", body = ApiErrorBody),
+        (status = 404, description = NO_LINE, body = ApiErrorBody),
+        (status = 409, description = "`invalid_state`: the line is neither awaiting acceptance, needing Anton nor blocked", body = ApiErrorBody)))]
 async fn remarks(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    Path(LineId { id }): Path<LineId>,
     body: Result<Json<Remarks>, JsonRejection>,
 ) -> Result<Json<Line>, ApiError> {
     let Json(r) = body?;
-    if r.text.trim().is_empty() {
-        return Err(ApiError::bad_request("text is empty"));
+    if !has_text(&r.text) {
+        return Err(ApiError::bad_request("text is blank"));
     }
     let l = line_or_404(&st, &id).await?;
     if !matches!(
@@ -449,10 +500,13 @@ async fn remarks(
     answer_line(&st, &id).await
 }
 
-#[utoipa::path(post, path = "/api/lines/{id}/cancel", responses((status = 200, body = Line)))]
+/// Cancels the line and stops its running agent, if any.
+#[utoipa::path(post, operation_id = "cancel_line", path = "/api/lines/{id}/cancel", params(LineId), responses((status = 200, body = Line),
+    (status = 404, description = NO_LINE, body = ApiErrorBody),
+    (status = 409, description = "`invalid_state`: the line is already accepted or cancelled", body = ApiErrorBody)))]
 async fn cancel(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    Path(LineId { id }): Path<LineId>,
 ) -> Result<Json<Line>, ApiError> {
     let l = line_or_404(&st, &id).await?;
     if matches!(l.state, LineState::Accepted | LineState::Cancelled) {

@@ -1,5 +1,5 @@
 //! The HTTP API (axum): one router per resource, merged here with the bearer-token layer
-//! (every route but `/api/health`). Errors are JSON `{code, message}` with stable codes.
+//! (every route but [`openapi::PUBLIC`]: `/api/health` and the document). Errors are JSON `{code, message}` with stable codes.
 
 mod budget;
 mod error;
@@ -56,16 +56,17 @@ pub fn app(shared: Arc<Shared>) -> Router {
         .merge(review::router())
         .merge(budget::router())
         .merge(events::router())
-        .merge(openapi::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     Router::new()
         .route("/api/health", get(health))
+        .merge(openapi::router())
         .merge(protected)
         .fallback(|| async { ApiError::not_found("no such route") })
         .with_state(state)
 }
 
-#[utoipa::path(get, path = "/api/health", responses((status = 200, body = conveyor_api::Health)))]
+/// Whether the daemon answers, and its version (a client checks it is compatible).
+#[utoipa::path(get, operation_id = "health", path = "/api/health", responses((status = 200, body = conveyor_api::Health)))]
 async fn health() -> Json<conveyor_api::Health> {
     Json(conveyor_api::Health {
         status: "ok".into(),

@@ -7,7 +7,7 @@ use axum::extract::rejection::JsonRejection;
 use axum::http::StatusCode;
 use axum::routing::get;
 use axum::{Json, Router};
-use conveyor_api::{EventKind, NewProject, Project};
+use conveyor_api::{ApiErrorBody, EventKind, NewProject, Project, has_text};
 
 use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
@@ -19,7 +19,8 @@ pub fn router() -> Router<ApiState> {
     Router::new().route("/api/projects", get(list).post(create))
 }
 
-#[utoipa::path(get, path = "/api/projects", responses((status = 200, body = Vec<Project>)))]
+/// Every project.
+#[utoipa::path(get, operation_id = "list_projects", path = "/api/projects", responses((status = 200, body = Vec<Project>)))]
 async fn list(State(st): State<AppState>) -> Result<Json<Vec<Project>>, ApiError> {
     Ok(Json(
         store::projects::all(&mut *st.store.conn().await?)
@@ -30,26 +31,36 @@ async fn list(State(st): State<AppState>) -> Result<Json<Vec<Project>>, ApiError
     ))
 }
 
-#[utoipa::path(post, path = "/api/projects", request_body = NewProject,
-    responses((status = 201, body = Project), (status = 400, body = conveyor_api::ApiErrorBody)))]
+/// Adds a project: a git repository on the daemon's machine that lines fork from and merge into.
+#[utoipa::path(post, operation_id = "create_project", path = "/api/projects", request_body = NewProject,
+    responses((status = 201, body = Project),
+        (status = 400, description = "`bad_request`: a malformed body or a blank `name`", body = ApiErrorBody),
+        (status = 409, description = "`exists`: a project by that name exists", body = ApiErrorBody),
+        (status = 422, description = "`not_a_repository`: `repo_path` is not an absolute path to a git repository with `main_branch`", body = ApiErrorBody)))]
 async fn create(
     State(st): State<AppState>,
     body: Result<Json<NewProject>, JsonRejection>,
 ) -> Result<(StatusCode, Json<Project>), ApiError> {
     let Json(p) = body?;
-    if p.name.trim().is_empty() {
-        return Err(ApiError::bad_request("name is empty"));
+    if !has_text(&p.name) {
+        return Err(ApiError::bad_request("name is blank"));
     }
     let repo = PathBuf::from(&p.repo_path);
     if !repo.is_absolute() {
-        return Err(ApiError::bad_request("repo_path must be absolute"));
+        return Err(ApiError::unprocessable(
+            ErrorCode::NotARepository,
+            format!("repo_path {:?} is not absolute", p.repo_path),
+        ));
     }
     let main = p.main_branch.clone().unwrap_or_else(|| "main".into());
     if git::branch_head(&repo, &main).await.is_err() {
-        return Err(ApiError::bad_request(format!(
-            "{} is not a git repository with a branch {main}",
-            repo.display()
-        )));
+        return Err(ApiError::unprocessable(
+            ErrorCode::NotARepository,
+            format!(
+                "{} is not a git repository with a branch {main}",
+                repo.display()
+            ),
+        ));
     }
     let row = ProjectRow {
         id: uuid::Uuid::new_v4().to_string(),

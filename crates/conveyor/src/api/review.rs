@@ -4,7 +4,11 @@ use axum::extract::rejection::JsonRejection;
 use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
-use conveyor_api::{Answer, EventKind, Question, Review, ReviewProject};
+use conveyor_api::{
+    Answer, AnswerOption, AnswerText, ApiErrorBody, ErrorCode, EventKind, Question, Review,
+    ReviewProject, has_text,
+};
+use serde::Deserialize;
 
 use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
@@ -16,9 +20,17 @@ pub fn router() -> Router<ApiState> {
         .route("/api/questions/{id}/answer", post(answer))
 }
 
+/// The path parameter of `/api/questions/{id}/answer`.
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Path)]
+struct QuestionId {
+    /// The question's id, as `GET /api/review` lists it.
+    id: String,
+}
+
 /// Until the judge exists, every open question is in the `unvalidated` bucket. Answered
 /// questions stay listed (as answered) until their line is accepted or cancelled.
-#[utoipa::path(get, path = "/api/review", responses((status = 200, body = Review)))]
+#[utoipa::path(get, operation_id = "get_review", path = "/api/review", responses((status = 200, body = Review)))]
 async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
     let projects = store::projects::all(&mut *st.store.conn().await?).await?;
     let questions = store::questions::for_review(&mut *st.store.conn().await?).await?;
@@ -61,29 +73,36 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
 }
 
 /// Records Anton's answer; the line's next step carries it to the agent in the same session.
-#[utoipa::path(post, path = "/api/questions/{id}/answer", request_body = Answer,
-    responses((status = 200, body = Question), (status = 400, body = conveyor_api::ApiErrorBody)))]
+#[utoipa::path(post, operation_id = "answer_question", path = "/api/questions/{id}/answer", params(QuestionId), request_body = Answer,
+    responses((status = 200, body = Question),
+        (status = 400, description = "`bad_request`: a malformed body: not exactly one of `option` and `text`, or blank `text`", body = ApiErrorBody),
+        (status = 404, description = "`not_found`: no question has that id", body = ApiErrorBody),
+        (status = 422, description = "`not_an_option`: `option` is not one of the question's options", body = ApiErrorBody)))]
 async fn answer(
     State(st): State<AppState>,
-    Path(id): Path<String>,
+    Path(QuestionId { id }): Path<QuestionId>,
     body: Result<Json<Answer>, JsonRejection>,
 ) -> Result<Json<Question>, ApiError> {
     let Json(a) = body?;
     let Some(q) = store::questions::get(&mut *st.store.conn().await?, &id).await? else {
         return Err(ApiError::not_found(format!("no question {id}")));
     };
-    let text = match (&a.option, &a.text) {
-        (Some(o), None) => {
-            let options = q.said.options();
-            if !options.contains(o) {
-                return Err(ApiError::bad_request(format!(
-                    "{o:?} is not one of {options:?}"
-                )));
-            }
-            o.clone()
+    let text = match a {
+        Answer::Option(AnswerOption { option }) if option.is_empty() => {
+            return Err(ApiError::bad_request("option is empty"));
         }
-        (None, Some(t)) if !t.trim().is_empty() => t.clone(),
-        _ => return Err(ApiError::bad_request("give exactly one of option or text")),
+        Answer::Option(AnswerOption { option }) => {
+            let options = q.said.options();
+            if !options.contains(&option) {
+                return Err(ApiError::unprocessable(
+                    ErrorCode::NotAnOption,
+                    format!("{option:?} is not one of {options:?}"),
+                ));
+            }
+            option
+        }
+        Answer::Text(AnswerText { text }) if has_text(&text) => text,
+        Answer::Text(_) => return Err(ApiError::bad_request("text is blank")),
     };
     store::questions::answer(&mut *st.store.conn().await?, &id, &text).await?;
     st.events.emit(

@@ -89,7 +89,8 @@ impl LineRow {
     }
 
     pub fn to_api(&self, steps: Vec<api::Step>) -> api::Line {
-        let cost_usd = steps.iter().map(|s| s.cost_usd).sum();
+        // Folded from +0.0: `Sum` of no `f64` is -0.0, which the wire would show as `-0.0`.
+        let cost_usd = steps.iter().fold(0.0, |total, s| total + s.cost_usd);
         api::Line {
             id: self.id.clone(),
             project_id: self.project_id.clone(),

@@ -55,26 +55,41 @@ fn assert_code((s, v): &(StatusCode, Value), status: StatusCode, code: &str) {
 }
 
 #[tokio::test]
-async fn every_route_but_health_needs_the_token() {
+async fn every_documented_route_but_health_and_the_document_needs_the_token() {
     let mut d = api_only().await;
     let (s, v) = call_as(&d, None, "GET", "/api/health", None).await;
     assert_eq!((s, v["status"].as_str()), (StatusCode::OK, Some("ok")));
-    for (m, uri) in [
-        ("GET", "/api/projects"),
-        ("GET", "/api/lines"),
-        ("GET", "/api/lines/x"),
-        ("POST", "/api/lines/x/accept"),
-        ("GET", "/api/review"),
-        ("GET", "/api/budget"),
-        ("GET", "/api/events"),
-        ("GET", "/api/openapi.json"),
-    ] {
-        let (s, v) = call_as(&d, None, m, uri, None).await;
-        assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
-        assert_eq!(v["code"], "unauthorized");
-        let (s, _) = call_as(&d, Some("wrong-token"), m, uri, None).await;
-        assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
+    // The document is public, and says which routes are not: each must refuse no token and a
+    // wrong one, whatever else it would have refused.
+    let (s, doc) = call_as(&d, None, "GET", "/api/openapi.json", None).await;
+    assert_eq!(s, StatusCode::OK);
+    let mut public = Vec::new();
+    let mut protected = 0;
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for (method, op) in item.as_object().unwrap() {
+            let m = method.to_uppercase();
+            let uri = path.replace("{id}", "x");
+            if op.get("security").is_none() {
+                public.push(path.as_str());
+                let (s, _) = call_as(&d, None, &m, &uri, None).await;
+                assert_eq!(s, StatusCode::OK, "{m} {uri}");
+                continue;
+            }
+            assert_eq!(op["security"], json!([{"bearer": []}]), "{m} {path}");
+            assert!(
+                op["responses"].get("401").is_some(),
+                "{m} {path} documents no 401"
+            );
+            protected += 1;
+            let (s, v) = call_as(&d, None, &m, &uri, Some(json!({}))).await;
+            assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
+            assert_eq!(v["code"], "unauthorized");
+            let (s, _) = call_as(&d, Some("wrong-token"), &m, &uri, Some(json!({}))).await;
+            assert_eq!(s, StatusCode::UNAUTHORIZED, "{m} {uri}");
+        }
     }
+    assert_eq!(public, ["/api/health", "/api/openapi.json"]);
+    assert!(protected >= 14, "{protected}");
     d.stop().await;
 }
 
@@ -85,11 +100,25 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     let (s, p) = call(&d, "POST", "/api/projects", Some(demo.clone())).await;
     assert_eq!(s, StatusCode::CREATED, "{p}");
     assert_eq!(p["main_branch"], "main");
-    let nope = json!({"name": "x", "repo_path": "/nope"});
-    let r = call(&d, "POST", "/api/projects", Some(nope)).await;
-    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
-    let r = call(&d, "POST", "/api/projects", Some(json!({"name": 1}))).await;
-    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    // Valid by the document, and still nothing the daemon can use: 422 with its code.
+    for repo_path in ["/nope", "relative/path"] {
+        let nope = json!({"name": "x", "repo_path": repo_path});
+        let r = call(&d, "POST", "/api/projects", Some(nope)).await;
+        assert_code(&r, StatusCode::UNPROCESSABLE_ENTITY, "not_a_repository");
+        assert!(
+            r.1["message"].as_str().unwrap().contains(repo_path),
+            "{}",
+            r.1
+        );
+    }
+    // Invalid by the document: 400.
+    for body in [
+        json!({"name": 1}),
+        json!({"name": " \t\n", "repo_path": "/x"}),
+    ] {
+        let r = call(&d, "POST", "/api/projects", Some(body)).await;
+        assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    }
     let r = call(&d, "POST", "/api/projects", Some(demo)).await;
     assert_code(&r, StatusCode::CONFLICT, "exists");
 
@@ -101,6 +130,22 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     )
     .await;
     assert_eq!(s, StatusCode::CREATED);
+    let r = call(
+        &d,
+        "POST",
+        "/api/lines",
+        Some(json!({"project_id": "nope", "title": "t", "task": "do it"})),
+    )
+    .await;
+    assert_code(&r, StatusCode::UNPROCESSABLE_ENTITY, "unknown_project");
+    for blank in [json!({"title": " "}), json!({"task": "\r\n"})] {
+        let mut body = json!({"project_id": p["id"], "title": "t", "task": "do it"});
+        body.as_object_mut()
+            .unwrap()
+            .extend(blank.as_object().unwrap().clone());
+        let r = call(&d, "POST", "/api/lines", Some(body)).await;
+        assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    }
     for k in [
         "id",
         "project_id",
@@ -129,12 +174,39 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     )
     .await;
     assert_eq!((s, v["priority"].as_i64()), (StatusCode::OK, Some(9)));
+    // JSON Schema's integer: 7.0 is one; 7.5 and 2^31 are not.
+    let line = format!("/api/lines/{id}");
+    let (s, v) = call(&d, "PATCH", &line, Some(json!({"priority": 7.0}))).await;
+    assert_eq!((s, v["priority"].as_i64()), (StatusCode::OK, Some(7)));
+    for bad in [json!(7.5), json!(2_147_483_648_i64), json!("7")] {
+        let r = call(&d, "PATCH", &line, Some(json!({ "priority": bad }))).await;
+        assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    }
+    call(&d, "PATCH", &line, Some(json!({"priority": 9}))).await;
     let (s, v) = call(&d, "GET", "/api/lines?state=queued", None).await;
     assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 1));
     let (s, v) = call(&d, "GET", "/api/lines?state=accepted", None).await;
     assert_eq!((s, v.as_array().unwrap().len()), (StatusCode::OK, 0));
-    let r = call(&d, "GET", "/api/lines?state=bogus", None).await;
-    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    // Filters and paging bounds are enforced as documented, not clamped.
+    for query in [
+        "state=bogus",
+        "limit=0",
+        "limit=1001",
+        "limit=1.5",
+        "offset=-1",
+        "offset=9007199254740992",
+    ] {
+        let r = call(&d, "GET", &format!("/api/lines?{query}"), None).await;
+        assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    }
+    let (s, v) = call(
+        &d,
+        "GET",
+        "/api/lines?limit=1000&offset=9007199254740991",
+        None,
+    )
+    .await;
+    assert_eq!((s, v.as_array().map(Vec::len)), (StatusCode::OK, Some(0)));
     let (s, v) = call(
         &d,
         "GET",
@@ -255,7 +327,16 @@ async fn questions_are_answered_with_an_option_or_text() {
     let qid = q["id"].as_str().unwrap();
     let answer = format!("/api/questions/{qid}/answer");
     let r = call(&d, "POST", &answer, Some(json!({"option": "mysql"}))).await;
-    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    assert_code(&r, StatusCode::UNPROCESSABLE_ENTITY, "not_an_option");
+    for body in [
+        json!({}),
+        json!({"option": "pg", "text": "pg"}),
+        json!({"text": " "}),
+        json!({"option": ""}),
+    ] {
+        let r = call(&d, "POST", &answer, Some(body)).await;
+        assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    }
     let (s, v) = call(&d, "POST", &answer, Some(json!({"option": "pg"}))).await;
     assert_eq!(
         (s, v["status"].as_str(), v["answer"].as_str()),
