@@ -48,3 +48,18 @@ build_app() {
   npx vite build ui --logLevel warn
   cargo build -p pult -p conveyor --bins --quiet
 }
+
+# fuzz_venv: the API fuzzer (schemathesis, pinned in tests/fuzz/requirements.txt) in .venv at
+# the repository's root, reinstalled when the requirements change. Debian's python3 lacks
+# venv's pip until python3-venv is installed.
+fuzz_venv() {
+  if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    apt_pkgs python3 python3-venv
+  fi
+  if [ ! -x .venv/bin/st ] || [ tests/fuzz/requirements.txt -nt .venv/.installed ]; then
+    echo "installing the API fuzzer into .venv" >&2
+    python3 -m venv .venv >&2
+    .venv/bin/pip install --quiet --disable-pip-version-check -r tests/fuzz/requirements.txt >&2
+    touch .venv/.installed
+  fi
+}

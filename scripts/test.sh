@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 apt_pkgs git "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
 command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
 npm_deps
+fuzz_venv
 cargo_need cargo-nextest cargo-nextest
 cargo_need tauri-driver tauri-driver --version ^2
 

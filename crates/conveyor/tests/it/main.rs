@@ -5,6 +5,7 @@ mod api;
 mod crash;
 mod dead_ends;
 mod flow;
+mod fuzz;
 mod layout;
 mod line_e2e;
 mod support;

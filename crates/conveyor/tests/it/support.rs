@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 pub const TOKEN: &str = "test-token";
 
-fn repo_root() -> PathBuf {
+pub fn repo_root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 

@@ -1,0 +1,126 @@
+//! The API against its own document, under a fuzzer: schemathesis (pinned in
+//! `tests/fuzz/requirements.txt`, configured by `tests/fuzz/schemathesis.toml`) runs every
+//! operation with every check — server errors, status codes, content types, headers and bodies
+//! against the schemas, valid requests accepted and invalid ones refused, auth — on a fixed seed.
+//! Any failure fails the suite, with schemathesis' report (and its `curl` reproductions).
+
+use std::path::PathBuf;
+use std::process::Stdio;
+
+use conveyor_api::LineState;
+
+use crate::support::{Daemon, TOKEN, repo_root};
+
+/// Test cases per operation and phase: with the seed below, enough for every operation to reach
+/// past its 404s and 400s (the run fails on `missing_test_data`), and well under two minutes.
+/// `FUZZ_EXAMPLES` and `FUZZ_SEED` override them for a longer run by hand.
+const EXAMPLES: &str = "60";
+const SEED: &str = "20261202";
+
+fn setting(var: &str, default: &str) -> String {
+    std::env::var(var).unwrap_or_else(|_| default.to_string())
+}
+
+/// The fuzzer: `$SCHEMATHESIS`, else the `.venv` the test command installs it into.
+fn schemathesis() -> PathBuf {
+    if let Some(p) = std::env::var_os("SCHEMATHESIS") {
+        return PathBuf::from(p);
+    }
+    let venv = repo_root().join(".venv");
+    let st = if cfg!(windows) {
+        venv.join("Scripts").join("st.exe")
+    } else {
+        venv.join("bin").join("st")
+    };
+    assert!(
+        st.exists(),
+        "schemathesis is not installed at {}: run the test command (npm test), or \
+         `python3 -m venv .venv && .venv/bin/pip install -r tests/fuzz/requirements.txt`",
+        st.display()
+    );
+    st
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_api_keeps_to_its_document_under_a_fuzzer() {
+    let st = schemathesis();
+    // Lines are queued, not run: the fuzzer tests the API's contract, and hundreds of lines
+    // starting agents would only slow it.
+    let d = Daemon::builder().config("run_lines = false").start().await;
+    // What the fuzzer is given ids of (tests/fuzz/schemathesis.toml), so that every operation
+    // is fuzzed past "not found": the sample project (a real repository); a line needing Anton
+    // with an open question; a line awaiting acceptance; a queued line.
+    let shared = d.handle().shared();
+    let asking = d.line("asking", "a line with a question").await;
+    let journal = shared.line_dir(&asking.id).join("journal.jsonl");
+    std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
+    std::fs::write(
+        &journal,
+        "{\"kind\":\"question\",\"text\":\"Which DB?\",\"options\":[\"sqlite\",\"pg\"],\"default\":\"sqlite\"}\n",
+    )
+    .unwrap();
+    conveyor::line::ingest_journal(shared, &asking.id, None)
+        .await
+        .unwrap();
+    shared
+        .set_line_state(&asking.id, LineState::NeedsHuman, Some("seeded"), None)
+        .await
+        .unwrap();
+    let question = d.client().review().await.unwrap().projects[0].unvalidated[0]
+        .id
+        .clone();
+    let done = d.line("done", "a line awaiting acceptance").await;
+    shared
+        .set_line_state(&done.id, LineState::AwaitingAcceptance, None, None)
+        .await
+        .unwrap();
+    let queued = d.line("queued", "a line to cancel").await;
+
+    // Its cache and any report go to a folder of its own, not the crate's.
+    let cwd = tempfile::tempdir().unwrap();
+    let out = tokio::process::Command::new(&st)
+        .current_dir(cwd.path())
+        .arg("--config-file")
+        .arg(repo_root().join("tests/fuzz/schemathesis.toml"))
+        .args(["run", &format!("{}/api/openapi.json", d.url())])
+        .args(["--checks", "all"])
+        .args(["--seed", &setting("FUZZ_SEED", SEED)])
+        .args(["--max-examples", &setting("FUZZ_EXAMPLES", EXAMPLES)])
+        .args(["--no-color", "--generation-database", "none"])
+        .env("CONVEYOR_TOKEN", TOKEN)
+        .env("CONVEYOR_PROJECT_ID", d.project().await)
+        .env("CONVEYOR_QUESTION_ID", &question)
+        .env("CONVEYOR_LINE_ID", &asking.id)
+        .env("CONVEYOR_AWAITING_LINE_ID", &done.id)
+        .env("CONVEYOR_QUEUED_LINE_ID", &queued.id)
+        .stdin(Stdio::null())
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("{}: {e}", st.display()));
+    let report = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "schemathesis failed ({}):\n{report}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Every operation of the document was fuzzed (none filtered out or skipped as broken) but
+    // the one that serves the document, which schemathesis leaves out on purpose.
+    let doc: serde_json::Value = reqwest::get(format!("{}/api/openapi.json", d.url()))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let n: usize = doc["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|item| item.as_object().unwrap().len())
+        .sum::<usize>()
+        - 1;
+    assert!(
+        report.contains(&format!("Tested: {n}\n")),
+        "not all {n} operations were tested:\n{report}"
+    );
+}
