@@ -56,7 +56,7 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
         std::fs::create_dir_all(&p).map_err(|e| Error::io(&p, e))?;
     }
     let store = Store::open(&cfg.data_dir.join("conveyor.db")).await?;
-    let token = cfg.read_token()?;
+    let token = cfg.token_or_create()?;
     let root_mode = cfg.effective_root_mode();
     let agent_user = match &root_mode {
         RootMode::User(name) => Some(
