@@ -15,9 +15,9 @@ cd "$(dirname "$0")/.."
 
 target_dir=${CARGO_TARGET_DIR:-$PWD/target}
 dist=$PWD/dist
-# The workspace's version and home page, for the conveyord package.
-read -r version homepage < <(cargo metadata --no-deps --format-version 1 --offline 2>/dev/null \
-  | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>{const p=JSON.parse(s).packages.find(p=>p.name==="conveyor");console.log(p.version,p.repository||"")})')
+# The workspace's version (conveyor inherits it), for the conveyord package.
+version=$(cargo metadata --no-deps --format-version 1 --offline \
+  | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).packages.find(p=>p.name==="conveyor").version))')
 # Tauri's CLI checks that the tauri crates and the @tauri-apps npm packages share major.minor;
 # the workspace's lock has tauri 2.11 under @tauri-apps/api 2.12 (and the plugins likewise),
 # the same pair `npm start` and `npm test` build and test, so the package is built from it.
@@ -45,13 +45,11 @@ deb_conveyord() {
   install -m 0755 "$bin" "$root/usr/bin/conveyord"
   install -m 0644 "$src/conveyord.service" "$root/lib/systemd/system/conveyord.service"
   conffile "$root/etc/conveyor/conveyor.toml"
-  sed "s|@HOMEPAGE@|$homepage|" "$src/copyright" >"$root/usr/share/doc/conveyord/copyright"
-  chmod 0644 "$root/usr/share/doc/conveyord/copyright"
+  install -m 0644 "$src/copyright" "$root/usr/share/doc/conveyord/copyright"
   install -m 0755 "$src/postinst" "$src/prerm" "$src/postrm" "$root/DEBIAN/"
   install -m 0644 "$src/conffiles" "$root/DEBIAN/conffiles"
   depends="adduser, git, $(shlibs "$bin")"
   sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@DEPENDS@|$depends|" \
-    -e "s|@HOMEPAGE@|$homepage|" \
     -e "s|@INSTALLED_SIZE@|$(du -sk --exclude=DEBIAN "$root" | cut -f1)|" \
     "$src/control.in" >"$root/DEBIAN/control"
   (cd "$root" && find usr lib -type f -print0 | sort -z | xargs -0 md5sum >DEBIAN/md5sums)
@@ -115,7 +113,7 @@ case "$(uname -s)" in
     node -e 'console.log(JSON.stringify({bundle: {linux: {deb: {files: {"/usr/lib/pult/conveyord": process.argv[1]}}}}}))' \
       "$bin" >"$overlay"
     "${tauri_build[@]}" --bundles deb --config "$overlay"
-    pult_deb=$(ls -t "$target_dir"/release/bundle/deb/pult_"$version"_*.deb | head -n1)
+    pult_deb=$target_dir/release/bundle/deb/pult_${version}_$(dpkg --print-architecture).deb
     cp "$pult_deb" "$dist/"
     deb_conveyord "$bin"
     echo "pult:      $dist/$(basename "$pult_deb")"
