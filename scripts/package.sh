@@ -108,10 +108,16 @@ case "$(uname -s)" in
     # fetched), at /usr/lib/pult/conveyord: a sidecar (`externalBin`) would land in
     # /usr/bin/conveyord, the file conveyord's own package installs, and dpkg refuses two
     # packages that own one file. Passed here, not in tauri.conf.json: its path is this
-    # build's target folder.
+    # build's target folder. Before bundling, pult's debug info goes as conveyord's did (the
+    # release profile keeps line tables: 155 MB of the binary's 191).
     overlay=$target_dir/package/tauri.deb.json
-    node -e 'console.log(JSON.stringify({bundle: {linux: {deb: {files: {"/usr/lib/pult/conveyord": process.argv[1]}}}}}))' \
-      "$bin" >"$overlay"
+    # shellcheck disable=SC2016 # a JavaScript template string, not the shell's
+    node -e '
+      const [bin, pult] = process.argv.slice(1);
+      console.log(JSON.stringify({
+        build: {beforeBundleCommand: `strip --strip-debug "${pult}"`},
+        bundle: {linux: {deb: {files: {"/usr/lib/pult/conveyord": bin}}}},
+      }))' "$bin" "$target_dir/release/pult" >"$overlay"
     "${tauri_build[@]}" --bundles deb --config "$overlay"
     pult_deb=$target_dir/release/bundle/deb/pult_${version}_$(dpkg --print-architecture).deb
     cp "$pult_deb" "$dist/"
