@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
-use conveyor_api::LineState;
+use conveyor_api::{LineState, ReasonCode};
 use tokio::task::JoinSet;
 
 use crate::Result;
@@ -56,7 +56,7 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
                     .set_line_state(
                         &id,
                         LineState::Blocked,
-                        Some(&format!("internal error: {e}")),
+                        Some((ReasonCode::Internal, &format!("internal error: {e}"))),
                         None,
                     )
                     .await;
@@ -129,9 +129,9 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                         sh.set_line_state(
                             &l.id,
                             LineState::WaitingBudget,
-                            Some(&format!(
-                                "the account's usage limit resets at {}",
-                                rfc3339(until)
+                            Some((
+                                ReasonCode::UsageLimit,
+                                &format!("the account's usage limit resets at {}", rfc3339(until)),
                             )),
                             Some(until),
                         )
@@ -156,7 +156,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                             sh.set_line_state(
                                 &l.id,
                                 LineState::WaitingBudget,
-                                Some(&reason),
+                                Some((ReasonCode::Budget, &reason)),
                                 Some(until_ms),
                             )
                             .await?;

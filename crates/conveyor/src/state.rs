@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use conveyor_api::{EventKind, LineState, StepState};
+use conveyor_api::{EventKind, LineState, ReasonCode, StepState};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
@@ -176,7 +176,7 @@ impl Shared {
         &self,
         line_id: &str,
         state: LineState,
-        reason: Option<&str>,
+        reason: Option<(ReasonCode, &str)>,
         park_until: Option<i64>,
     ) -> Result<()> {
         if !store::lines::set_state(
@@ -195,13 +195,20 @@ impl Shared {
             );
             return Ok(());
         }
-        tracing::info!(line = line_id, state = state.as_str(), reason, "line state");
+        let (code, text) = reason.unzip();
+        tracing::info!(
+            line = line_id,
+            state = state.as_str(),
+            reason_code = code.map(ReasonCode::as_str),
+            reason = text,
+            "line state"
+        );
         self.events.emit(
             EventKind::Line,
             EventBody {
                 line_id: Some(line_id.into()),
                 state: Some(state.into()),
-                detail: reason.map(str::to_string),
+                detail: text.map(str::to_string),
                 ..EventBody::default()
             },
         );

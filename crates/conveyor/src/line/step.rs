@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use conveyor_api::{EventKind, LineState, StepKind, StepState};
+use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
 use crate::claude::{self, Invocation, Verdict};
@@ -212,7 +212,10 @@ pub(super) async fn run_step(
                     step,
                     &worktree,
                     &checkpoint,
-                    "the session is in use by another run",
+                    (
+                        ReasonCode::SessionInUse,
+                        "the session is in use by another run",
+                    ),
                 )
                 .await;
             }
@@ -254,10 +257,12 @@ pub(super) async fn run_step(
                     resume = false;
                     continue;
                 }
-                return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;
+                let why = (ReasonCode::NoConversation, reason.as_str());
+                return stop_line(sh, line, step, &worktree, &checkpoint, why).await;
             }
             Verdict::Fatal { reason } => {
-                return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;
+                let why = (ReasonCode::AgentFatal, reason.as_str());
+                return stop_line(sh, line, step, &worktree, &checkpoint, why).await;
             }
             Verdict::Interrupted => {
                 git::reset_to(&worktree, &checkpoint).await?;
@@ -281,7 +286,8 @@ pub(super) async fn run_step(
         "the step could not be run in the line's session after {SESSION_TRIES} tries: {}",
         retried.join("; ")
     );
-    stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
+    let why = (ReasonCode::SessionUnusable, reason.as_str());
+    stop_line(sh, line, step, &worktree, &checkpoint, why).await
 }
 
 /// How the CLI is run for every attempt of the step: the line's session, worktree and
@@ -504,9 +510,14 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        sh.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
-            .await
-            .unwrap();
+        sh.set_line_state(
+            &id,
+            LineState::Cancelled,
+            Some((ReasonCode::Cancelled, "cancelled by Anton")),
+            None,
+        )
+        .await
+        .unwrap();
         for s in [LineState::Planning, LineState::Gate, LineState::Running] {
             sh.set_line_state(&id, s, None, None).await.unwrap();
         }
