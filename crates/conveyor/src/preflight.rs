@@ -748,30 +748,7 @@ mod tests {
     async fn a_dirty_checkout_of_main_is_found_and_another_branch_is_not_dirty() {
         let d = tempfile::tempdir().unwrap();
         let repo = d.path();
-        let git = |args: &[&str]| {
-            let o = std::process::Command::new("git")
-                .args(args)
-                .current_dir(repo)
-                .output()
-                .unwrap();
-            assert!(
-                o.status.success(),
-                "{args:?}: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-        };
-        git(&["init", "-q", "-b", "main"]);
-        std::fs::write(repo.join("a.txt"), "a\n").unwrap();
-        git(&["add", "."]);
-        git(&[
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "commit",
-            "-qm",
-            "a",
-        ]);
+        git::testing::repo_with_main(repo).await;
         assert_eq!(
             git::checkout_of(repo, "main").await.unwrap(),
             git::Checkout::Clean
@@ -781,7 +758,7 @@ mod tests {
             panic!("a changed tracked file is a dirty checkout");
         };
         assert!(detail.contains("a.txt"), "{detail}");
-        git(&["checkout", "-q", "-b", "other"]);
+        git::testing::run(repo, &["checkout", "-q", "-b", "other"]).await;
         assert_eq!(
             git::checkout_of(repo, "main").await.unwrap(),
             git::Checkout::NotCheckedOut
