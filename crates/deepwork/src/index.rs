@@ -1,0 +1,780 @@
+//! The index of a project folder: every file the walk yields, with its size and modification
+//! time, walked once and then kept fresh.
+//!
+//! A run used to walk the folder three times over (the tree of the first message, each LIST,
+//! each FIND's file list). Now the walk is done once per run — or not at all, when the caller
+//! already keeps a live index (pult does, for its tree view) — and the tree, LIST and FIND
+//! read the index.
+//!
+//! Fresh, not stale: before each step the run calls [`Index::refresh`]. It stats every indexed
+//! folder (creating, deleting or renaming an entry changes its folder's modification time, on
+//! every platform's file systems) and every ignore file (editing one in place does not), and
+//! lists again only the folders that changed, with the same rules as the full walk. A folder
+//! whose time is too close to when it was listed to tell a later change apart (coarse
+//! timestamps: a jiffy on Linux, 2 s on FAT) counts as changed until it is older than that, as
+//! git does with its "racy" index entries. A caller with a file watcher hands the changed
+//! paths to [`Index::refresh_paths`], which also renews the size and time of files edited in
+//! place (which no folder time shows).
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read as _;
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, SystemTime};
+
+use crate::sandbox::Sandbox;
+use crate::walk::{self, Kind, RULE_FILES};
+
+/// How far apart a change and the listing must be for the folder's time to tell them apart on
+/// any file system we may meet (FAT keeps times to 2 s).
+const RACY: Duration = Duration::from_secs(2);
+
+/// One file of the index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexedFile {
+    /// Relative to the root, with `/`.
+    pub path: Box<str>,
+    /// Bytes, when it was last looked at.
+    pub size: u64,
+    /// Last modification, when it was last looked at (`None` where the platform has none).
+    pub modified: Option<SystemTime>,
+}
+
+/// What the index knew of a folder when it listed it.
+#[derive(Debug, Clone, Copy)]
+struct Stamp {
+    modified: Option<SystemTime>,
+    /// Changed too shortly before it was listed: list it again at the next check.
+    racy: bool,
+}
+
+impl Stamp {
+    fn new(modified: Option<SystemTime>, listed: SystemTime) -> Stamp {
+        let racy = match (modified, listed.checked_sub(RACY)) {
+            (Some(m), Some(edge)) => m > edge,
+            _ => true,
+        };
+        Stamp { modified, racy }
+    }
+}
+
+/// Counters, for tests and the benchmark.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct IndexStats {
+    /// Full walks of the folder.
+    pub walks: usize,
+    /// Freshness checks.
+    pub checks: usize,
+    /// Folders listed again by the checks.
+    pub relisted: usize,
+}
+
+/// What one freshness check did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refreshed {
+    /// Folders whose time was checked.
+    pub checked: usize,
+    /// Folders listed again (gone ones included).
+    pub relisted: usize,
+    /// An ignore file changed (or something the check cannot follow): the folder was walked
+    /// again whole.
+    pub rebuilt: bool,
+}
+
+impl Refreshed {
+    /// Whether the index may differ from before the check.
+    pub fn changed(&self) -> bool {
+        self.relisted > 0 || self.rebuilt
+    }
+}
+
+/// The files of a project folder with their sizes and times, sorted by path.
+#[derive(Debug, Clone)]
+pub struct Index {
+    root: PathBuf,
+    /// Sorted by path, bytewise (the order LIST, FIND and the tree show).
+    files: Vec<IndexedFile>,
+    /// Every folder the walk entered (`""` is the root).
+    dirs: HashMap<Box<str>, Stamp>,
+    /// Ignore files (and repositories' `info/exclude`) with their times; `None`: absent.
+    rules: HashMap<PathBuf, Option<SystemTime>>,
+    stats: IndexStats,
+}
+
+/// What a walk (whole or partial) gathered on one thread.
+#[derive(Default)]
+struct Found {
+    files: Vec<IndexedFile>,
+    dirs: Vec<(Box<str>, Stamp)>,
+    rules: Vec<(PathBuf, Option<SystemTime>)>,
+}
+
+impl Index {
+    /// Walks the folder once and indexes every file.
+    pub fn build(sandbox: &Sandbox) -> Index {
+        let mut index = Index {
+            root: sandbox.root().to_path_buf(),
+            files: Vec::new(),
+            dirs: HashMap::new(),
+            rules: HashMap::new(),
+            stats: IndexStats::default(),
+        };
+        index.rebuild();
+        index
+    }
+
+    fn rebuild(&mut self) {
+        let listed = SystemTime::now();
+        let parts = walk::par_walk(
+            &self.root,
+            |_| true,
+            Found::default,
+            |found, kind, rel, e| {
+                gather(found, kind, rel, e, listed);
+            },
+        );
+        let mut files = Vec::new();
+        let mut dirs = HashMap::new();
+        let mut rules = HashMap::new();
+        for p in parts {
+            files.extend(p.files);
+            dirs.extend(p.dirs);
+            rules.extend(p.rules);
+        }
+        files.sort_unstable_by(|a: &IndexedFile, b| a.path.cmp(&b.path));
+        self.files = files;
+        self.dirs = dirs;
+        self.rules = rules;
+        self.stats.walks += 1;
+    }
+
+    /// The project root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Every file, sorted by path.
+    pub fn files(&self) -> &[IndexedFile] {
+        &self.files
+    }
+
+    /// The relative paths, sorted.
+    pub fn paths(&self) -> impl ExactSizeIterator<Item = &str> + Clone {
+        self.files.iter().map(|f| &*f.path)
+    }
+
+    /// Files in all.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    /// Whether the folder has no files (to the walk).
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    /// The counters so far.
+    pub fn stats(&self) -> IndexStats {
+        self.stats
+    }
+
+    /// Bytes the index holds on the heap (its paths, entries and folder stamps), as the
+    /// allocator was asked for them: the figure the benchmark reports.
+    pub fn heap_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let files = self.files.capacity() * size_of::<IndexedFile>()
+            + self.files.iter().map(|f| f.path.len()).sum::<usize>();
+        // A hash map holds its capacity in slots plus one control byte each.
+        let dirs = self.dirs.capacity() * (size_of::<(Box<str>, Stamp)>() + 1)
+            + self.dirs.keys().map(|k| k.len()).sum::<usize>();
+        let rules = self.rules.capacity() * (size_of::<(PathBuf, Option<SystemTime>)>() + 1)
+            + self
+                .rules
+                .keys()
+                .map(|k| k.as_os_str().len())
+                .sum::<usize>();
+        files + dirs + rules
+    }
+
+    /// The full path of an indexed relative path.
+    pub fn full_path(&self, rel: &str) -> PathBuf {
+        let mut p = PathBuf::new();
+        full_path_into(&self.root, rel, &mut p);
+        p
+    }
+
+    /// Brings the index up to date with the disk: see the module's notes.
+    pub fn refresh(&mut self) -> Refreshed {
+        self.stats.checks += 1;
+        let mut done = Refreshed {
+            checked: self.dirs.len(),
+            ..Refreshed::default()
+        };
+        let rules_changed = self
+            .rules
+            .iter()
+            .any(|(p, was)| modified(&std::fs::symlink_metadata(p)) != *was);
+        // An empty map means the root itself could not be walked: try again whole.
+        if rules_changed || self.dirs.is_empty() {
+            self.rebuild();
+            done.rebuilt = true;
+            return done;
+        }
+        let listed = SystemTime::now();
+        let (gone, changed) = self.check_dirs();
+        if gone.is_empty() && changed.is_empty() {
+            return done;
+        }
+        if gone.iter().any(|g| g.is_empty()) {
+            // The root itself is gone or no longer a folder.
+            self.rebuild();
+            done.rebuilt = true;
+            return done;
+        }
+        done.relisted = gone.len() + changed.len();
+        self.stats.relisted += done.relisted;
+        self.forget(&gone);
+        let targets: HashSet<Box<str>> = changed
+            .into_iter()
+            .filter(|d| !gone.iter().any(|g| under_or_at(d, g)))
+            .collect();
+        if !targets.is_empty() && !self.relist(targets, listed) {
+            self.rebuild();
+            done.rebuilt = true;
+        }
+        done
+    }
+
+    /// Renews the size and time of the indexed files among `paths` (absolute, as a file
+    /// watcher reports them), then runs [`Index::refresh`] for what the folders show.
+    pub fn refresh_paths(&mut self, paths: &[PathBuf]) -> Refreshed {
+        for p in paths {
+            let Ok(rel) = p.strip_prefix(&self.root) else {
+                continue;
+            };
+            let rel = walk::slash(rel);
+            if let Ok(i) = self.files.binary_search_by(|f| (*f.path).cmp(rel.as_str()))
+                && let Ok(meta) = std::fs::symlink_metadata(p)
+                && meta.is_file()
+            {
+                let f = &mut self.files[i];
+                f.size = meta.len();
+                f.modified = meta.modified().ok();
+            }
+        }
+        self.refresh()
+    }
+
+    /// Stats every indexed folder, on all cores; returns the ones that are gone (or no longer
+    /// folders) and the ones whose listing may have changed.
+    fn check_dirs(&self) -> (Vec<Box<str>>, Vec<Box<str>>) {
+        let dirs: Vec<(&Box<str>, &Stamp)> = self.dirs.iter().collect();
+        let root = &self.root;
+        let verdicts = par_map(&dirs, 64, PathBuf::new, |path, _, (rel, stamp)| {
+            full_path_into(root, rel, path);
+            match std::fs::symlink_metadata(&*path) {
+                Ok(m) if m.is_dir() => (stamp.racy || m.modified().ok() != stamp.modified)
+                    .then(|| (false, (*rel).clone())),
+                _ => Some((true, (*rel).clone())),
+            }
+        });
+        let (gone, changed): (Vec<_>, Vec<_>) = verdicts.into_iter().partition(|(_, (g, _))| *g);
+        let strip =
+            |v: Vec<(usize, (bool, Box<str>))>| v.into_iter().map(|(_, (_, d))| d).collect();
+        (strip(gone), strip(changed))
+    }
+
+    /// Drops the folders in `gone`, everything below them, and their files.
+    fn forget(&mut self, gone: &[Box<str>]) {
+        if gone.is_empty() {
+            return;
+        }
+        self.dirs
+            .retain(|d, _| !gone.iter().any(|g| under_or_at(d, g)));
+        retain_files(&mut self.files, |f| !gone.iter().any(|g| under_or_at(f, g)));
+    }
+
+    /// Lists the `targets` again (their files, and whole any folder that appeared in them),
+    /// walking down to them from the root so that every ignore file above them applies, as in
+    /// the full walk. Returns `false` when an ignore file appeared in a target: the subtrees
+    /// kept from before may then be wrong, and the caller walks again whole.
+    fn relist(&mut self, targets: HashSet<Box<str>>, listed: SystemTime) -> bool {
+        let mut ancestors: HashSet<Box<str>> = HashSet::new();
+        for t in &targets {
+            let mut rest: &str = t;
+            while let Some((up, _)) = rest.rsplit_once('/') {
+                ancestors.insert(up.into());
+                rest = up;
+            }
+            if !t.is_empty() {
+                ancestors.insert("".into());
+            }
+        }
+        let known: HashSet<Box<str>> = self.dirs.keys().cloned().collect();
+        let scope = Arc::new(Scope {
+            targets,
+            ancestors,
+            known,
+        });
+        let filter = Arc::clone(&scope);
+        let root = self.root.clone();
+        let parts = walk::par_walk(
+            &self.root,
+            move |e| {
+                let Ok(rel) = e.path().strip_prefix(&root) else {
+                    return true;
+                };
+                filter.enters(e.file_type().is_some_and(|t| t.is_dir()), &walk::slash(rel))
+            },
+            Found::default,
+            |found, kind, rel, e| {
+                let slash = walk::slash(rel);
+                let own = match kind {
+                    Kind::Dir => scope.lists(&slash),
+                    Kind::File => true,
+                };
+                if own {
+                    gather(found, kind, rel, e, listed);
+                }
+            },
+        );
+        let mut new_files = Vec::new();
+        let mut seen = HashSet::new();
+        for p in parts {
+            for (rule, time) in p.rules {
+                let parent_is_target = rule
+                    .parent()
+                    .and_then(|d| d.strip_prefix(&self.root).ok())
+                    .is_some_and(|d| scope.targets.contains(walk::slash(d).as_str()));
+                if parent_is_target && !self.rules.contains_key(&rule) {
+                    return false;
+                }
+                self.rules.insert(rule, time);
+            }
+            for (d, stamp) in p.dirs {
+                seen.insert(d.clone());
+                self.dirs.insert(d, stamp);
+            }
+            new_files.extend(p.files);
+        }
+        // A target that vanished between its stat and the walk: drop it now, the check that
+        // follows sees its parent.
+        let vanished: Vec<Box<str>> = scope
+            .targets
+            .iter()
+            .filter(|t| !seen.contains(*t))
+            .cloned()
+            .collect();
+        self.forget(&vanished);
+        retain_files(&mut self.files, |f| !scope.targets.contains(parent(f)));
+        new_files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        self.files = merge(std::mem::take(&mut self.files), new_files);
+        true
+    }
+}
+
+/// Which part of the tree a partial walk enters and lists.
+struct Scope {
+    /// Folders to list again.
+    targets: HashSet<Box<str>>,
+    /// Folders above them (entered, not listed).
+    ancestors: HashSet<Box<str>>,
+    /// Every folder indexed before.
+    known: HashSet<Box<str>>,
+}
+
+impl Scope {
+    /// Whether the walk goes into (or yields) this entry.
+    fn enters(&self, is_dir: bool, rel: &str) -> bool {
+        if is_dir {
+            // A folder not seen before is new: walk it whole. A known one below a target
+            // keeps its own files, checked by its own time.
+            !self.known.contains(rel) || self.targets.contains(rel) || self.ancestors.contains(rel)
+        } else {
+            let up = parent(rel);
+            self.targets.contains(up) || !self.known.contains(up)
+        }
+    }
+
+    /// Whether the walk lists this folder anew (as opposed to passing through it).
+    fn lists(&self, rel: &str) -> bool {
+        self.targets.contains(rel) || !self.known.contains(rel)
+    }
+}
+
+/// The entry of the walk into `found`, with its metadata.
+fn gather(found: &mut Found, kind: Kind, rel: &Path, e: &ignore::DirEntry, listed: SystemTime) {
+    match kind {
+        Kind::File => {
+            // A file that vanished between the listing and the stat is simply not indexed.
+            if let Ok(meta) = e.metadata() {
+                found.files.push(IndexedFile {
+                    path: walk::slash(rel).into(),
+                    size: meta.len(),
+                    modified: meta.modified().ok(),
+                });
+            }
+        }
+        Kind::Dir => {
+            let time = e.metadata().ok().and_then(|m| m.modified().ok());
+            found
+                .dirs
+                .push((walk::slash(rel).into(), Stamp::new(time, listed)));
+            for name in RULE_FILES {
+                let p = e.path().join(name);
+                let Ok(meta) = std::fs::symlink_metadata(&p) else {
+                    continue;
+                };
+                if name == ".git" {
+                    // The walk reads a repository's info/exclude: follow it, present or not.
+                    let exclude = p.join("info").join("exclude");
+                    let time = modified(&std::fs::symlink_metadata(&exclude));
+                    found.rules.push((exclude, time));
+                } else {
+                    found.rules.push((p, meta.modified().ok()));
+                }
+            }
+        }
+    }
+}
+
+fn modified(meta: &std::io::Result<std::fs::Metadata>) -> Option<SystemTime> {
+    meta.as_ref().ok().and_then(|m| m.modified().ok())
+}
+
+/// The folder of a relative path (`""` for the root's own files).
+fn parent(rel: &str) -> &str {
+    rel.rsplit_once('/').map_or("", |(up, _)| up)
+}
+
+/// Whether `path` is `dir` or below it.
+fn under_or_at(path: &str, dir: &str) -> bool {
+    dir.is_empty()
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('/'))
+}
+
+fn retain_files(files: &mut Vec<IndexedFile>, keep: impl Fn(&str) -> bool) {
+    files.retain(|f| keep(&f.path));
+}
+
+/// Two path-sorted lists as one; on the same path the newer entry wins.
+fn merge(old: Vec<IndexedFile>, new: Vec<IndexedFile>) -> Vec<IndexedFile> {
+    if new.is_empty() {
+        return old;
+    }
+    let mut out = Vec::with_capacity(old.len() + new.len());
+    let mut old = old.into_iter().peekable();
+    let mut new = new.into_iter().peekable();
+    loop {
+        let take_old = match (old.peek(), new.peek()) {
+            (Some(o), Some(n)) => match o.path.cmp(&n.path) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Equal => {
+                    old.next();
+                    false
+                }
+                std::cmp::Ordering::Greater => false,
+            },
+            (Some(_), None) => true,
+            (None, Some(_)) => false,
+            (None, None) => return out,
+        };
+        let next = if take_old { old.next() } else { new.next() };
+        out.extend(next);
+    }
+}
+
+/// `root` joined with a relative path spelled with `/`, into a reused buffer. Pushed part by
+/// part, so that the result uses the platform's own separator.
+pub(crate) fn full_path_into(root: &Path, rel: &str, out: &mut PathBuf) {
+    out.as_mut_os_string().clear();
+    out.push(root);
+    if cfg!(unix) {
+        if !rel.is_empty() {
+            out.push(rel);
+        }
+    } else {
+        for part in rel.split('/').filter(|p| !p.is_empty()) {
+            out.push(part);
+        }
+    }
+}
+
+/// Threads for work over the index: every core, as ripgrep (which caps at 12).
+fn threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, NonZeroUsize::get)
+        .min(12)
+}
+
+/// Runs `f` over `items` on all cores, `chunk` items at a time handed out in order; returns
+/// the `Some` results with their item's position, in item order. `make` builds each thread's
+/// scratch state.
+pub(crate) fn par_map<T, S, R>(
+    items: &[T],
+    chunk: usize,
+    make: impl Fn() -> S + Sync,
+    f: impl Fn(&mut S, usize, &T) -> Option<R> + Sync,
+) -> Vec<(usize, R)>
+where
+    T: Sync,
+    R: Send,
+{
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut state = make();
+        let mut out = Vec::new();
+        loop {
+            let start = next.fetch_add(chunk, Ordering::Relaxed);
+            if start >= items.len() {
+                return out;
+            }
+            let end = (start + chunk).min(items.len());
+            for (i, item) in items[start..end].iter().enumerate() {
+                if let Some(r) = f(&mut state, start + i, item) {
+                    out.push((start + i, r));
+                }
+            }
+        }
+    };
+    let n = threads().min(items.len().div_ceil(chunk.max(1))).max(1);
+    let mut parts: Vec<Vec<(usize, R)>> = if n == 1 {
+        vec![work()]
+    } else {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..n).map(|_| s.spawn(work)).collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        })
+    };
+    let mut all: Vec<(usize, R)> = Vec::with_capacity(parts.iter().map(Vec::len).sum());
+    for p in &mut parts {
+        all.append(p);
+    }
+    all.sort_unstable_by_key(|(i, _)| *i);
+    all
+}
+
+/// Reads a whole file into `buf` (kept by the caller across files, so it is allocated once
+/// per thread, not per file) and returns its length. `size_hint` (the index's size) lets one
+/// read fill it and a second see the end; std's `read_to_end` would first ask the file for
+/// its size and position, two more system calls per file.
+pub(crate) fn read_into(path: &Path, size_hint: u64, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut file = std::fs::File::open(path)?;
+    let want = usize::try_from(size_hint)
+        .unwrap_or(usize::MAX)
+        .saturating_add(1);
+    if buf.len() < want {
+        buf.resize(want, 0);
+    }
+    let mut filled = 0;
+    loop {
+        if filled == buf.len() {
+            // The file grew since it was indexed.
+            let more = buf.len().max(8192);
+            buf.resize(buf.len() + more, 0);
+        }
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => return Ok(filled),
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    fn write(root: &Path, rel: &str, body: &str) {
+        let p = root.join(rel);
+        fs::create_dir_all(p.parent().unwrap()).unwrap();
+        fs::write(p, body).unwrap();
+    }
+
+    /// What a fresh full walk sees now: the index must always agree with it.
+    fn walked(sb: &Sandbox) -> Vec<String> {
+        walk::files(sb)
+    }
+
+    fn paths(index: &Index) -> Vec<String> {
+        index.paths().map(str::to_owned).collect()
+    }
+
+    fn project() -> (tempfile::TempDir, Sandbox) {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        for p in [
+            "src/a.rs",
+            "src/deep/b.rs",
+            "src/b.log",
+            "node_modules/x/index.js",
+            ".git/config",
+            ".hidden/x",
+            "backup/20260101-000000/src/a.rs",
+            "мой проект #1/файл.txt",
+            "README.md",
+        ] {
+            write(r, p, "x");
+        }
+        write(r, ".gitignore", "node_modules/\n*.log\n");
+        let sb = Sandbox::new(r).unwrap();
+        (d, sb)
+    }
+
+    #[test]
+    fn the_index_holds_what_the_walk_yields_with_sizes() {
+        let (_d, sb) = project();
+        write(sb.root(), "src/a.rs", "12345");
+        let index = Index::build(&sb);
+        assert_eq!(paths(&index), walked(&sb));
+        assert_eq!(
+            paths(&index),
+            [
+                "README.md",
+                "src/a.rs",
+                "src/deep/b.rs",
+                "мой проект #1/файл.txt"
+            ]
+        );
+        let a = &index.files()[1];
+        assert_eq!((&*a.path, a.size), ("src/a.rs", 5));
+        assert!(a.modified.is_some());
+        assert_eq!(index.stats().walks, 1);
+        assert!(index.heap_bytes() > 0);
+    }
+
+    #[test]
+    fn files_created_and_deleted_between_checks_are_seen_without_a_new_walk() {
+        let (_d, sb) = project();
+        let r = sb.root();
+        let mut index = Index::build(&sb);
+        write(r, "src/new.rs", "x");
+        write(r, "fresh/dir/c.rs", "x");
+        write(r, "мой проект #1/второй.txt", "x");
+        write(r, "src/c.log", "ignored by the root's .gitignore");
+        write(r, "fresh/.hidden.rs", "hidden");
+        fs::remove_file(r.join("src/deep/b.rs")).unwrap();
+        fs::remove_file(r.join("README.md")).unwrap();
+        let done = index.refresh();
+        assert!(done.changed(), "{done:?}");
+        assert_eq!(paths(&index), walked(&sb));
+        assert_eq!(
+            paths(&index),
+            [
+                "fresh/dir/c.rs",
+                "src/a.rs",
+                "src/new.rs",
+                "мой проект #1/второй.txt",
+                "мой проект #1/файл.txt"
+            ]
+        );
+        fs::remove_dir_all(r.join("src")).unwrap();
+        index.refresh();
+        assert_eq!(paths(&index), walked(&sb));
+        assert_eq!(index.stats().walks, 1, "only folders were listed again");
+    }
+
+    #[test]
+    fn an_ignore_file_edited_in_place_walks_again() {
+        let (_d, sb) = project();
+        let mut index = Index::build(&sb);
+        write(sb.root(), ".gitignore", "node_modules/\n*.log\n*.md\n");
+        let done = index.refresh();
+        assert!(done.rebuilt, "{done:?}");
+        assert_eq!(paths(&index), walked(&sb));
+        assert!(!paths(&index).contains(&"README.md".to_owned()));
+    }
+
+    #[test]
+    fn a_new_ignore_file_in_a_listed_folder_walks_again() {
+        let (_d, sb) = project();
+        let mut index = Index::build(&sb);
+        write(sb.root(), "src/.ignore", "deep/\n");
+        assert!(index.refresh().rebuilt);
+        assert_eq!(
+            paths(&index),
+            ["README.md", "src/a.rs", "мой проект #1/файл.txt"]
+        );
+    }
+
+    #[test]
+    fn sizes_of_files_edited_in_place_follow_the_watchers_paths() {
+        let (_d, sb) = project();
+        let mut index = Index::build(&sb);
+        write(sb.root(), "src/a.rs", "longer now");
+        index.refresh_paths(&[sb.root().join("src/a.rs"), PathBuf::from("/elsewhere")]);
+        let a = index
+            .files()
+            .iter()
+            .find(|f| &*f.path == "src/a.rs")
+            .unwrap();
+        assert_eq!(a.size, 10);
+    }
+
+    /// With times set well in the past, nothing is racy: an unchanged folder costs one stat,
+    /// and a change lists again only the folder it happened in. (Setting a folder's time needs
+    /// a handle to the folder, which `File::open` gives on Unix only.)
+    #[cfg(unix)]
+    #[test]
+    fn only_the_changed_folder_is_listed_again() {
+        let (_d, sb) = project();
+        let r = sb.root();
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        for dir in ["", "src", "src/deep", "мой проект #1"] {
+            fs::File::open(r.join(dir))
+                .unwrap()
+                .set_modified(old)
+                .unwrap();
+        }
+        let mut index = Index::build(&sb);
+        let quiet = index.refresh();
+        assert_eq!((quiet.relisted, quiet.rebuilt), (0, false), "{quiet:?}");
+        assert_eq!(quiet.checked, 4);
+        write(r, "src/deep/new.rs", "x");
+        let done = index.refresh();
+        assert_eq!((done.relisted, done.rebuilt), (1, false), "{done:?}");
+        assert_eq!(paths(&index), walked(&sb));
+        assert_eq!(index.stats().walks, 1);
+    }
+
+    #[test]
+    fn par_map_keeps_the_item_order() {
+        let items: Vec<usize> = (0..1000).collect();
+        let out = par_map(
+            &items,
+            7,
+            || 0usize,
+            |seen, i, x| {
+                *seen += 1;
+                (x % 3 == 0).then_some(i * 2)
+            },
+        );
+        let want: Vec<(usize, usize)> = (0..1000)
+            .filter(|x| x % 3 == 0)
+            .map(|i| (i, i * 2))
+            .collect();
+        assert_eq!(out, want);
+    }
+
+    #[test]
+    fn read_into_reads_files_that_grew_since_they_were_indexed() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("f");
+        fs::write(&p, "a".repeat(20_000)).unwrap();
+        let mut buf = Vec::new();
+        assert_eq!(read_into(&p, 3, &mut buf).unwrap(), 20_000);
+        assert_eq!(read_into(&p, 20_000, &mut buf).unwrap(), 20_000);
+        fs::write(&p, "bc").unwrap();
+        let n = read_into(&p, 2, &mut buf).unwrap();
+        assert_eq!(&buf[..n], b"bc");
+    }
+}
