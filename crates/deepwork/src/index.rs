@@ -100,6 +100,8 @@ pub struct Index {
     dirs: HashMap<Box<str>, Stamp>,
     /// Ignore files (and repositories' `info/exclude`) with their times; `None`: absent.
     rules: HashMap<PathBuf, Option<SystemTime>>,
+    /// The files' sizes and times are yet to be read (see [`Index::walk`]).
+    unstated: bool,
     stats: IndexStats,
 }
 
@@ -112,19 +114,51 @@ struct Found {
 }
 
 impl Index {
-    /// Walks the folder once and indexes every file.
+    /// Walks the folder once and indexes every file with its size and time.
     pub fn build(sandbox: &Sandbox) -> Index {
+        let mut index = Index::walk(sandbox);
+        index.stat_files();
+        index
+    }
+
+    /// Walks the folder once for the paths alone; every size is 0 and every time `None` until
+    /// [`Index::stat_files`] reads them. A stat per file costs about what the walk itself does:
+    /// a run builds its first message from the paths and reads the sizes while the model
+    /// thinks.
+    pub fn walk(sandbox: &Sandbox) -> Index {
         let mut index = Index {
             root: sandbox.root().to_path_buf(),
             files: Vec::new(),
             dirs: HashMap::new(),
             rules: HashMap::new(),
+            unstated: false,
             stats: IndexStats::default(),
         };
         index.rebuild();
         index
     }
 
+    /// Reads the size and time of every file, on all cores, if [`Index::walk`] left them
+    /// out; otherwise does nothing. A file gone meanwhile keeps size 0 until the next check
+    /// drops it.
+    pub fn stat_files(&mut self) {
+        if !self.unstated {
+            return;
+        }
+        let root = &self.root;
+        let metas = par_map(&self.files, 256, PathBuf::new, |path, _, f| {
+            full_path_into(root, &f.path, path);
+            std::fs::symlink_metadata(&*path).ok()
+        });
+        for (i, meta) in metas {
+            let f = &mut self.files[i];
+            f.size = meta.len();
+            f.modified = meta.modified().ok();
+        }
+        self.unstated = false;
+    }
+
+    /// The full walk, paths only (see [`Index::walk`]).
     fn rebuild(&mut self) {
         let listed = SystemTime::now();
         let parts = walk::par_walk(
@@ -132,7 +166,7 @@ impl Index {
             |_| true,
             Found::default,
             |found, kind, rel, e| {
-                gather(found, kind, rel, e, listed);
+                gather(found, kind, rel, e, listed, false);
             },
         );
         let mut files = Vec::new();
@@ -147,6 +181,7 @@ impl Index {
         self.files = files;
         self.dirs = dirs;
         self.rules = rules;
+        self.unstated = true;
         self.stats.walks += 1;
     }
 
@@ -219,6 +254,7 @@ impl Index {
         // An empty map means the root itself could not be walked: try again whole.
         if rules_changed || self.dirs.is_empty() {
             self.rebuild();
+            self.stat_files();
             done.rebuilt = true;
             return done;
         }
@@ -230,6 +266,7 @@ impl Index {
         if gone.iter().any(|g| g.is_empty()) {
             // The root itself is gone or no longer a folder.
             self.rebuild();
+            self.stat_files();
             done.rebuilt = true;
             return done;
         }
@@ -242,6 +279,7 @@ impl Index {
             .collect();
         if !targets.is_empty() && !self.relist(targets, listed) {
             self.rebuild();
+            self.stat_files();
             done.rebuilt = true;
         }
         done
@@ -336,7 +374,7 @@ impl Index {
                     Kind::File => true,
                 };
                 if own {
-                    gather(found, kind, rel, e, listed);
+                    gather(found, kind, rel, e, listed, true);
                 }
             },
         );
@@ -404,9 +442,21 @@ impl Scope {
     }
 }
 
-/// The entry of the walk into `found`, with its metadata.
-fn gather(found: &mut Found, kind: Kind, rel: &Path, e: &ignore::DirEntry, listed: SystemTime) {
+/// The entry of the walk into `found`; a file's size and time only when `stat` is set.
+fn gather(
+    found: &mut Found,
+    kind: Kind,
+    rel: &Path,
+    e: &ignore::DirEntry,
+    listed: SystemTime,
+    stat: bool,
+) {
     match kind {
+        Kind::File if !stat => found.files.push(IndexedFile {
+            path: walk::slash(rel).into(),
+            size: 0,
+            modified: None,
+        }),
         Kind::File => {
             // A file that vanished between the listing and the stat is simply not indexed.
             if let Ok(meta) = e.metadata() {
@@ -650,6 +700,12 @@ mod tests {
         assert!(a.modified.is_some());
         assert_eq!(index.stats().walks, 1);
         assert!(index.heap_bytes() > 0);
+
+        let mut paths_first = Index::walk(&sb);
+        assert_eq!(paths(&paths_first), paths(&index));
+        assert_eq!(paths_first.files()[1].size, 0, "sizes wait for stat_files");
+        paths_first.stat_files();
+        assert_eq!(paths_first.files(), index.files());
     }
 
     #[test]

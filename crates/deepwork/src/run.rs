@@ -214,25 +214,40 @@ impl Loop<'_> {
         cancel: &Cancel,
         on_event: &mut dyn FnMut(&Event),
     ) -> Result<Outcome, RunError> {
-        let steps_max = ask.steps.max(1);
-        let own;
-        let index = match self.index {
-            Some(shared) => {
-                lock(shared).refresh();
-                shared
-            }
-            None => {
-                own = Mutex::new(Index::build(self.sandbox));
-                &own
-            }
+        let first = |index: &Index| {
+            self.prompts
+                .first_message(self.sandbox, index, &ask.files, &ask.question, &self.limits)
         };
-        let mut message = self.prompts.first_message(
-            self.sandbox,
-            &lock(index),
-            &ask.files,
-            &ask.question,
-            &self.limits,
-        );
+        let Some(shared) = self.index else {
+            // The first message needs only the paths: it goes out after the walk, and the
+            // files' sizes and times are read on another thread while the model thinks (the
+            // next step's lock waits for them).
+            let own = Mutex::new(Index::walk(self.sandbox));
+            let message = first(&lock(&own));
+            return std::thread::scope(|s| {
+                s.spawn(|| lock(&own).stat_files());
+                self.steps(ask, &own, message, transport, cancel, on_event)
+            });
+        };
+        let message = {
+            let mut index = lock(shared);
+            index.refresh();
+            first(&index)
+        };
+        self.steps(ask, shared, message, transport, cancel, on_event)
+    }
+
+    /// The steps of a run whose first message is ready.
+    fn steps(
+        &self,
+        ask: &Ask,
+        index: &Mutex<Index>,
+        mut message: String,
+        transport: &mut dyn Transport,
+        cancel: &Cancel,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> Result<Outcome, RunError> {
+        let steps_max = ask.steps.max(1);
         let mut steps: Vec<Step> = Vec::new();
         let mut files: Vec<ProposedFile> = Vec::new();
         let mut previous: Option<Vec<Request>> = None;
