@@ -5,7 +5,10 @@
 //! ```text
 //! tool find <TEXT> --dir <D>       every hit, uncapped, as path:line: text (index, then FIND)
 //! tool list <GLOB> --dir <D>       every matching path, uncapped (index, then LIST)
-//! tool tree --dir <D>              the capped tree of the first message (index, then tree)
+//!
+//! find, list and tree build the index of paths alone (`Index::walk`): a run stats the
+//! files while the model thinks, off the path from question to answer.
+//! tool tree --dir <D>              the capped tree of the first message (paths-only index, then tree)
 //! tool walk --dir <D>              every file the bare walk yields
 //! tool index --dir <D>             the index: files, heap size, build and check times
 //! tool loop --dir <D> --steps <N> [--find TEXT] [--live]
@@ -45,18 +48,19 @@ fn main() -> anyhow::Result<()> {
     match positional.first().map(String::as_str) {
         Some("find") => {
             let text = positional.get(1).context("find needs a text")?;
-            for h in deepwork::find(&Index::build(&sb), text, usize::MAX).hits {
+            for h in deepwork::find(&Index::walk(&sb), text, usize::MAX).hits {
                 writeln!(out, "{}:{}: {}", h.path, h.line, h.text)?;
             }
         }
         Some("list") => {
             let glob = positional.get(1).context("list needs a glob")?;
-            for p in deepwork::list(&Index::build(&sb), glob, usize::MAX)?.paths {
+            for p in deepwork::list(&Index::walk(&sb), glob, usize::MAX)?.paths {
                 writeln!(out, "{p}")?;
             }
         }
         Some("tree") => {
-            let index = Index::build(&sb);
+            // As a run's first step: the paths alone, the sizes come later.
+            let index = Index::walk(&sb);
             out.write_all(deepwork::render_tree(index.paths(), Limits::default().tree).as_bytes())?;
         }
         Some("walk") => {

@@ -10,11 +10,17 @@
 //! folder (creating, deleting or renaming an entry changes its folder's modification time, on
 //! every platform's file systems) and every ignore file (editing one in place does not), and
 //! lists again only the folders that changed, with the same rules as the full walk. A folder
-//! whose time is too close to when it was listed to tell a later change apart (coarse
-//! timestamps: a jiffy on Linux, 2 s on FAT) counts as changed until it is older than that, as
-//! git does with its "racy" index entries. A caller with a file watcher hands the changed
-//! paths to [`Index::refresh_paths`], which also renews the size and time of files edited in
-//! place (which no folder time shows).
+//! or ignore file whose time is too close to when it was read to tell a later change apart
+//! (coarse timestamps: a jiffy on Linux, 2 s on FAT) counts as changed until it is older than
+//! that, as git does with its "racy" index entries. A caller with a file watcher hands the
+//! changed paths to [`Index::refresh_paths`], which also renews the size and time of files
+//! edited in place (which no folder time shows).
+//!
+//! The walk yields paths; a stat per file (its size and time) costs about as much again.
+//! [`Index::walk`] leaves it to [`Index::stat`], so that a run sends its first message (the
+//! tree needs only the paths) before paying for it. The ignore files are looked for during
+//! the walk itself, each folder's just before the walker reads them: a change after that look
+//! shows in their times, or in the folder's.
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read as _;
@@ -46,17 +52,34 @@ pub struct IndexedFile {
 #[derive(Debug, Clone, Copy)]
 struct Stamp {
     modified: Option<SystemTime>,
-    /// Changed too shortly before it was listed: list it again at the next check.
+    /// Changed too shortly before it was read: read it again at the next check.
     racy: bool,
 }
 
 impl Stamp {
+    /// A folder's: one without a time is always listed again.
     fn new(modified: Option<SystemTime>, listed: SystemTime) -> Stamp {
         let racy = match (modified, listed.checked_sub(RACY)) {
             (Some(m), Some(edge)) => m > edge,
             _ => true,
         };
         Stamp { modified, racy }
+    }
+
+    /// An ignore file's, `None` when it is absent (and stays so while it stays absent).
+    fn of_rule(meta: std::io::Result<std::fs::Metadata>, read: SystemTime) -> Stamp {
+        match meta {
+            Ok(m) => Stamp::new(m.modified().ok(), read),
+            Err(_) => Stamp {
+                modified: None,
+                racy: false,
+            },
+        }
+    }
+
+    /// Whether the file or folder now differs from what was read.
+    fn stale(&self, now: &std::io::Result<std::fs::Metadata>) -> bool {
+        self.racy || modified(now) != self.modified
     }
 }
 
@@ -98,33 +121,24 @@ pub struct Index {
     files: Vec<IndexedFile>,
     /// Every folder the walk entered (`""` is the root).
     dirs: HashMap<Box<str>, Stamp>,
-    /// Ignore files (and repositories' `info/exclude`) with their times; `None`: absent.
-    rules: HashMap<PathBuf, Option<SystemTime>>,
+    /// Ignore files (and repositories' `info/exclude`, present or not) with their times.
+    rules: HashMap<PathBuf, Stamp>,
     /// The files' sizes and times are yet to be read (see [`Index::walk`]).
     unstated: bool,
     stats: IndexStats,
-}
-
-/// What a walk (whole or partial) gathered on one thread.
-#[derive(Default)]
-struct Found {
-    files: Vec<IndexedFile>,
-    dirs: Vec<(Box<str>, Stamp)>,
-    rules: Vec<(PathBuf, Option<SystemTime>)>,
 }
 
 impl Index {
     /// Walks the folder once and indexes every file with its size and time.
     pub fn build(sandbox: &Sandbox) -> Index {
         let mut index = Index::walk(sandbox);
-        index.stat_files();
+        index.stat();
         index
     }
 
     /// Walks the folder once for the paths alone; every size is 0 and every time `None` until
-    /// [`Index::stat_files`] reads them. A stat per file costs about what the walk itself does:
-    /// a run builds its first message from the paths and reads the sizes while the model
-    /// thinks.
+    /// [`Index::stat`] reads them, and changes are noticed only after it ran. A run builds its
+    /// first message from the paths and stats while the model thinks.
     pub fn walk(sandbox: &Sandbox) -> Index {
         let mut index = Index {
             root: sandbox.root().to_path_buf(),
@@ -138,10 +152,10 @@ impl Index {
         index
     }
 
-    /// Reads the size and time of every file, on all cores, if [`Index::walk`] left them
-    /// out; otherwise does nothing. A file gone meanwhile keeps size 0 until the next check
-    /// drops it.
-    pub fn stat_files(&mut self) {
+    /// Reads what [`Index::walk`] left out, on all cores: every file's size and time. Does
+    /// nothing when nothing is left out. A file gone meanwhile keeps size 0 until the next
+    /// check drops it.
+    pub fn stat(&mut self) {
         if !self.unstated {
             return;
         }
@@ -161,26 +175,37 @@ impl Index {
     /// The full walk, paths only (see [`Index::walk`]).
     fn rebuild(&mut self) {
         let listed = SystemTime::now();
+        let looks = Arc::new(Looks::default());
+        // The walker reads a folder's entries and ignore files before it yields the folder,
+        // so each folder is looked at from the filter, when its parent's listing offers it:
+        // a change after the look then shows in a time (see `look`). The root is offered to
+        // no filter: look at it first.
+        looks.look(&self.root, "", listed);
+        let seen = Arc::clone(&looks);
+        let root = self.root.clone();
         let parts = walk::par_walk(
             &self.root,
-            |_| true,
-            Found::default,
-            |found, kind, rel, e| {
-                gather(found, kind, rel, e, listed, false);
+            move |e| {
+                if e.file_type().is_some_and(|t| t.is_dir())
+                    && let Ok(rel) = e.path().strip_prefix(&root)
+                {
+                    seen.look(e.path(), &walk::slash(rel), listed);
+                }
+                true
+            },
+            Vec::new,
+            |files, kind, rel, e| {
+                if kind == Kind::File {
+                    gather(files, rel, e, false);
+                }
             },
         );
-        let mut files = Vec::new();
-        let mut dirs = HashMap::new();
-        let mut rules = HashMap::new();
-        for p in parts {
-            files.extend(p.files);
-            dirs.extend(p.dirs);
-            rules.extend(p.rules);
-        }
-        files.sort_unstable_by(|a: &IndexedFile, b| a.path.cmp(&b.path));
+        let mut files: Vec<IndexedFile> = parts.into_iter().flatten().collect();
+        files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+        let looked = looks.take();
         self.files = files;
-        self.dirs = dirs;
-        self.rules = rules;
+        self.dirs = looked.dirs.into_iter().collect();
+        self.rules = looked.rules.into_iter().collect();
         self.unstated = true;
         self.stats.walks += 1;
     }
@@ -224,7 +249,7 @@ impl Index {
         // A hash map holds its capacity in slots plus one control byte each.
         let dirs = self.dirs.capacity() * (size_of::<(Box<str>, Stamp)>() + 1)
             + self.dirs.keys().map(|k| k.len()).sum::<usize>();
-        let rules = self.rules.capacity() * (size_of::<(PathBuf, Option<SystemTime>)>() + 1)
+        let rules = self.rules.capacity() * (size_of::<(PathBuf, Stamp)>() + 1)
             + self
                 .rules
                 .keys()
@@ -247,14 +272,17 @@ impl Index {
             checked: self.dirs.len(),
             ..Refreshed::default()
         };
+        // A run's own index stats on another thread; a check waits for it here (its lock) or
+        // does it itself.
+        self.stat();
         let rules_changed = self
             .rules
             .iter()
-            .any(|(p, was)| modified(&std::fs::symlink_metadata(p)) != *was);
+            .any(|(p, was)| was.stale(&std::fs::symlink_metadata(p)));
         // An empty map means the root itself could not be walked: try again whole.
         if rules_changed || self.dirs.is_empty() {
             self.rebuild();
-            self.stat_files();
+            self.stat();
             done.rebuilt = true;
             return done;
         }
@@ -266,7 +294,7 @@ impl Index {
         if gone.iter().any(|g| g.is_empty()) {
             // The root itself is gone or no longer a folder.
             self.rebuild();
-            self.stat_files();
+            self.stat();
             done.rebuilt = true;
             return done;
         }
@@ -277,9 +305,10 @@ impl Index {
             .into_iter()
             .filter(|d| !gone.iter().any(|g| under_or_at(d, g)))
             .collect();
+
         if !targets.is_empty() && !self.relist(targets, listed) {
             self.rebuild();
-            self.stat_files();
+            self.stat();
             done.rebuilt = true;
         }
         done
@@ -351,12 +380,21 @@ impl Index {
             }
         }
         let known: HashSet<Box<str>> = self.dirs.keys().cloned().collect();
+        let looks = Arc::new(Looks::default());
+        // The targets are looked at before the walk reads them, new folders from the filter
+        // (see `rebuild`).
+        let mut path = PathBuf::new();
+        for t in &targets {
+            full_path_into(&self.root, t, &mut path);
+            looks.look(&path, t, listed);
+        }
         let scope = Arc::new(Scope {
             targets,
             ancestors,
             known,
         });
         let filter = Arc::clone(&scope);
+        let seen = Arc::clone(&looks);
         let root = self.root.clone();
         let parts = walk::par_walk(
             &self.root,
@@ -364,41 +402,36 @@ impl Index {
                 let Ok(rel) = e.path().strip_prefix(&root) else {
                     return true;
                 };
-                filter.enters(e.file_type().is_some_and(|t| t.is_dir()), &walk::slash(rel))
+                let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+                let rel = walk::slash(rel);
+                let enters = filter.enters(is_dir, &rel);
+                if enters && is_dir && !filter.known.contains(rel.as_str()) {
+                    seen.look(e.path(), &rel, listed);
+                }
+                enters
             },
-            Found::default,
-            |found, kind, rel, e| {
-                let slash = walk::slash(rel);
-                let own = match kind {
-                    Kind::Dir => scope.lists(&slash),
-                    Kind::File => true,
-                };
-                if own {
-                    gather(found, kind, rel, e, listed, true);
+            Vec::new,
+            |files, kind, rel, e| {
+                if kind == Kind::File {
+                    gather(files, rel, e, true);
                 }
             },
         );
-        let mut new_files = Vec::new();
-        let mut seen = HashSet::new();
-        for p in parts {
-            for (rule, time) in p.rules {
-                let parent_is_target = rule
-                    .parent()
-                    .and_then(|d| d.strip_prefix(&self.root).ok())
-                    .is_some_and(|d| scope.targets.contains(walk::slash(d).as_str()));
-                if parent_is_target && !self.rules.contains_key(&rule) {
-                    return false;
-                }
-                self.rules.insert(rule, time);
+        let Looked { dirs, rules } = looks.take();
+        for (rule, stamp) in rules {
+            let in_target = rule
+                .parent()
+                .and_then(|d| d.strip_prefix(&self.root).ok())
+                .is_some_and(|d| scope.targets.contains(walk::slash(d).as_str()));
+            let known = self.rules.get(&rule).is_some_and(|s| s.modified.is_some());
+            if in_target && stamp.modified.is_some() && !known {
+                return false;
             }
-            for (d, stamp) in p.dirs {
-                seen.insert(d.clone());
-                self.dirs.insert(d, stamp);
-            }
-            new_files.extend(p.files);
+            self.rules.insert(rule, stamp);
         }
-        // A target that vanished between its stat and the walk: drop it now, the check that
-        // follows sees its parent.
+        let seen: HashSet<Box<str>> = dirs.iter().map(|(d, _)| d.clone()).collect();
+        self.dirs.extend(dirs);
+        // A target gone between the check and its look: drop it now.
         let vanished: Vec<Box<str>> = scope
             .targets
             .iter()
@@ -407,9 +440,53 @@ impl Index {
             .collect();
         self.forget(&vanished);
         retain_files(&mut self.files, |f| !scope.targets.contains(parent(f)));
+        let mut new_files: Vec<IndexedFile> = parts.into_iter().flatten().collect();
         new_files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
         self.files = merge(std::mem::take(&mut self.files), new_files);
         true
+    }
+}
+
+/// What the walk's looks at folders found: their times and ignore files. Behind a lock: the
+/// filter that looks runs on every walker thread (one lock per folder, not per file).
+#[derive(Default)]
+struct Looks(std::sync::Mutex<Looked>);
+
+/// Folders with their stamps, ignore files with theirs.
+#[derive(Default)]
+struct Looked {
+    dirs: Vec<(Box<str>, Stamp)>,
+    rules: Vec<(PathBuf, Stamp)>,
+}
+
+impl Looks {
+    /// Looks at the folder at `path` (`rel` from the root) before the walker reads it: its
+    /// time, and its ignore files' times. A file added or removed after this look changes
+    /// the folder's time; an ignore file edited after it changes its own; a change in the
+    /// same clock tick as the look is caught by the racy rule. A folder gone meanwhile is
+    /// not recorded.
+    fn look(&self, path: &Path, rel: &str, listed: SystemTime) {
+        let Ok(meta) = std::fs::symlink_metadata(path) else {
+            return;
+        };
+        let stamp = Stamp::new(meta.modified().ok(), listed);
+        let mut rules = Vec::new();
+        rule_files(path, listed, &mut rules);
+        let mut found = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        found.dirs.push((rel.into(), stamp));
+        found.rules.extend(rules);
+    }
+
+    fn take(&self) -> Looked {
+        std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
     }
 }
 
@@ -435,57 +512,41 @@ impl Scope {
             self.targets.contains(up) || !self.known.contains(up)
         }
     }
-
-    /// Whether the walk lists this folder anew (as opposed to passing through it).
-    fn lists(&self, rel: &str) -> bool {
-        self.targets.contains(rel) || !self.known.contains(rel)
-    }
 }
 
-/// The entry of the walk into `found`; a file's size and time only when `stat` is set.
-fn gather(
-    found: &mut Found,
-    kind: Kind,
-    rel: &Path,
-    e: &ignore::DirEntry,
-    listed: SystemTime,
-    stat: bool,
-) {
-    match kind {
-        Kind::File if !stat => found.files.push(IndexedFile {
+/// A file of the walk into `files`, with its size and time only when `stat` is set.
+fn gather(files: &mut Vec<IndexedFile>, rel: &Path, e: &ignore::DirEntry, stat: bool) {
+    if !stat {
+        files.push(IndexedFile {
             path: walk::slash(rel).into(),
             size: 0,
             modified: None,
-        }),
-        Kind::File => {
-            // A file that vanished between the listing and the stat is simply not indexed.
-            if let Ok(meta) = e.metadata() {
-                found.files.push(IndexedFile {
-                    path: walk::slash(rel).into(),
-                    size: meta.len(),
-                    modified: meta.modified().ok(),
-                });
-            }
-        }
-        Kind::Dir => {
-            let time = e.metadata().ok().and_then(|m| m.modified().ok());
-            found
-                .dirs
-                .push((walk::slash(rel).into(), Stamp::new(time, listed)));
-            for name in RULE_FILES {
-                let p = e.path().join(name);
-                let Ok(meta) = std::fs::symlink_metadata(&p) else {
-                    continue;
-                };
-                if name == ".git" {
-                    // The walk reads a repository's info/exclude: follow it, present or not.
-                    let exclude = p.join("info").join("exclude");
-                    let time = modified(&std::fs::symlink_metadata(&exclude));
-                    found.rules.push((exclude, time));
-                } else {
-                    found.rules.push((p, meta.modified().ok()));
-                }
-            }
+        });
+    } else if let Ok(meta) = e.metadata() {
+        // A file that vanished between the listing and the stat is simply not indexed.
+        files.push(IndexedFile {
+            path: walk::slash(rel).into(),
+            size: meta.len(),
+            modified: meta.modified().ok(),
+        });
+    }
+}
+
+/// The ignore files of the folder at `dir` that exist, and its repository's `info/exclude`
+/// (present or not) when it holds a `.git`.
+fn rule_files(dir: &Path, read: SystemTime, out: &mut Vec<(PathBuf, Stamp)>) {
+    for name in RULE_FILES {
+        let p = dir.join(name);
+        let Ok(meta) = std::fs::symlink_metadata(&p) else {
+            continue;
+        };
+        if name == ".git" {
+            // The walk reads a repository's info/exclude: follow it, present or not.
+            let exclude = p.join("info").join("exclude");
+            let stamp = Stamp::of_rule(std::fs::symlink_metadata(&exclude), read);
+            out.push((exclude, stamp));
+        } else {
+            out.push((p, Stamp::of_rule(Ok(meta), read)));
         }
     }
 }
@@ -676,6 +737,15 @@ mod tests {
             write(r, p, "x");
         }
         write(r, ".gitignore", "node_modules/\n*.log\n");
+        // An ignore file changed within the last seconds is racy (a change to it walks the
+        // folder again at every check): make it an old one, as in a real project.
+        let old = SystemTime::now() - Duration::from_secs(3600);
+        fs::File::options()
+            .write(true)
+            .open(r.join(".gitignore"))
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
         let sb = Sandbox::new(r).unwrap();
         (d, sb)
     }
@@ -703,8 +773,8 @@ mod tests {
 
         let mut paths_first = Index::walk(&sb);
         assert_eq!(paths(&paths_first), paths(&index));
-        assert_eq!(paths_first.files()[1].size, 0, "sizes wait for stat_files");
-        paths_first.stat_files();
+        assert_eq!(paths_first.files()[1].size, 0, "sizes wait for stat");
+        paths_first.stat();
         assert_eq!(paths_first.files(), index.files());
     }
 

@@ -225,7 +225,7 @@ impl Loop<'_> {
             let own = Mutex::new(Index::walk(self.sandbox));
             let message = first(&lock(&own));
             return std::thread::scope(|s| {
-                s.spawn(|| lock(&own).stat_files());
+                s.spawn(|| lock(&own).stat());
                 self.steps(ask, &own, message, transport, cancel, on_event)
             });
         };
