@@ -721,22 +721,20 @@ mod tests {
     }
 
     fn project() -> (tempfile::TempDir, Sandbox) {
-        let d = tempfile::tempdir().unwrap();
-        let r = d.path();
-        for p in [
-            "src/a.rs",
-            "src/deep/b.rs",
-            "src/b.log",
-            "node_modules/x/index.js",
-            ".git/config",
-            ".hidden/x",
-            "backup/20260101-000000/src/a.rs",
-            "мой проект #1/файл.txt",
-            "README.md",
-        ] {
-            write(r, p, "x");
-        }
-        write(r, ".gitignore", "node_modules/\n*.log\n");
+        let x = b"x".as_slice();
+        let (d, sb) = crate::sandbox::project(&[
+            ("src/a.rs", x),
+            ("src/deep/b.rs", x),
+            ("src/b.log", x),
+            ("node_modules/x/index.js", x),
+            (".git/config", x),
+            (".hidden/x", x),
+            ("backup/20260101-000000/src/a.rs", x),
+            ("мой проект #1/файл.txt", x),
+            ("README.md", x),
+            (".gitignore", b"node_modules/\n*.log\n"),
+        ]);
+        let r = sb.root();
         // An ignore file changed within the last seconds is racy (a change to it walks the
         // folder again at every check): make it an old one, as in a real project.
         let old = SystemTime::now() - Duration::from_secs(3600);
@@ -746,7 +744,6 @@ mod tests {
             .unwrap()
             .set_modified(old)
             .unwrap();
-        let sb = Sandbox::new(r).unwrap();
         (d, sb)
     }
 
