@@ -178,17 +178,18 @@ pub fn watch(
     Ok(watcher)
 }
 
-/// Brings the open folder's index up to date after the watcher saw `paths` change, and the
-/// tree's listings with it; returns the file count when anything the tree shows changed.
+/// Brings the open folder's index up to date after the watcher saw `paths` change (only the
+/// folders that changed are listed again), and the tree's listings with it when the files
+/// changed; returns the file count.
 pub fn refresh(
     index: &std::sync::Mutex<deepwork::Index>,
     tree: &std::sync::RwLock<std::sync::Arc<FolderIndex>>,
     paths: &[PathBuf],
-) -> Option<u32> {
+) -> u32 {
     let listings = {
         let mut index = crate::state::lock(index);
         if !index.refresh_paths(paths).changed() {
-            return None;
+            return u32::try_from(index.len()).unwrap_or(u32::MAX);
         }
         FolderIndex::of(&index)
     };
@@ -196,7 +197,7 @@ pub fn refresh(
     if let Ok(mut slot) = tree.write() {
         *slot = std::sync::Arc::new(listings);
     }
-    Some(files)
+    files
 }
 
 #[cfg(test)]
@@ -282,7 +283,7 @@ mod tests {
             .recv_timeout(Duration::from_secs(10))
             .expect("no change reported");
         assert!(paths.contains(&root.join("new.txt")), "{paths:?}");
-        assert_eq!(refresh(&index, &tree, &paths), Some(2));
+        assert_eq!(refresh(&index, &tree, &paths), 2);
         let names: Vec<String> = tree
             .read()
             .unwrap()

@@ -95,14 +95,13 @@ pub async fn open_folder(
             let Some(open) = watch_weak.upgrade() else {
                 return;
             };
-            // Only the folders that changed are listed again; the page hears of it only when
-            // the tree changed (an edit inside a file does not change it).
-            if let Some(files) = folder::refresh(&open.index, &open.tree, &paths) {
-                let _ = changed.send(FolderChanged {
-                    files,
-                    watching: true,
-                });
-            }
+            // The page hears of every burst, an edit inside a file too: it measures the
+            // ticked files again.
+            let files = folder::refresh(&open.index, &open.tree, &paths);
+            let _ = changed.send(FolderChanged {
+                files,
+                watching: true,
+            });
         });
         let Some(open) = weak.upgrade() else { return };
         match watcher {
