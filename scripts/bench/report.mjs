@@ -328,7 +328,7 @@ function doReport() {
   md.push(`- Command: \`${m.command}\``);
   md.push(`- Machine: ${m.nproc} cores, ${m.cpu}, ${m.mem}; ${m.os}`);
   md.push(`- Tools: ${m.rg_version}; ${m.fd_version}; ${m.hyperfine_version}; ${m.rustc_version}`);
-  md.push(`- deepwork: ${m.revision}${m.revision.startsWith('BENCH_TOOL') ? '' : ', built with \`cargo build --release -p deepwork --example tool\`'}`);
+  md.push(`- deepwork: ${m.revision}${m.revision.startsWith('BENCH_TOOL') ? '' : ', built with \`cargo build --release -p deepwork --example tool --bin deepwork\`'}`);
   md.push(`- Tree: \`${m.dir_display}\` (\`gen-tree.mjs --files ${m.params.files} --seed ${m.params.seed}\`): ${s.files} files, ${fmtBytes(s.bytes)}; ${s.visible} visible to the walk (${s.visible_rs} \`.rs\`), ${s.ignored} ignored by .gitignore (node_modules/, /target/, *.log, a nested .gitignore), ${s.hidden} hidden, ${s.binary} binary, ${s.big} large (1–10 MB), folder depth up to ${s.max_depth}`);
   md.push(`- Texts: rare \`${m.rare}\` (${m.rare_lines} lines), common \`${m.common}\` (${checks.checks.find((c) => c.name === 'find-common')?.competitor ?? '?'} lines)`);
   md.push(`- hyperfine: \`--warmup ${m.warmup} --runs ${m.runs} --shell=none --output=null\`, warm page cache${m.busy_note ? `; ${m.busy_note}` : ''}`);
@@ -368,7 +368,8 @@ function doReport() {
     md.push('| tree | FIND / LIST | deepwork run (ms) | one bridge call (ms) | rg (ms) | fd (ms) | rg + fd (ms) | ratio | ratio of minima | target | met | ratio without the two bridge calls |');
     md.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of runs) {
-      md.push(`| ${r.label}: \`${r.tree.replace(process.env.HOME || '~', '~')}\` | \`${r.text}\` / \`**/${r.glob}\` | ${ms(r.d.mean)} ± ${ms(r.d.stddev)} | ${r.bridge ? `${ms(r.bridge.mean)} ± ${ms(r.bridge.stddev)}` : '?'} | ${ms(r.rg.mean)} ± ${ms(r.rg.stddev)} | ${ms(r.fd.mean)} ± ${ms(r.fd.stddev)} | ${ms(r.both)} | ${r.ratio.toFixed(2)}×${r.noisy || r.busy ? ' ²' : ''} | ${r.minRatio.toFixed(2)}× | ${r.target ? `≤ ${r.target.toFixed(1)}×` : '—'} | ${r.target ? (r.ratio <= r.target ? 'yes' : '**no**') : '—'} | ${(r.own / r.both).toFixed(2)}× |`);
+      const where = r.id === 'run-generated' ? m.dir_display : r.tree.replace(process.env.HOME || '~', '~');
+      md.push(`| ${r.label}: \`${where}\` | \`${r.text}\` / \`**/${r.glob}\` | ${ms(r.d.mean)} ± ${ms(r.d.stddev)} | ${r.bridge ? `${ms(r.bridge.mean)} ± ${ms(r.bridge.stddev)}` : '?'} | ${ms(r.rg.mean)} ± ${ms(r.rg.stddev)} | ${ms(r.fd.mean)} ± ${ms(r.fd.stddev)} | ${ms(r.both)} | ${r.ratio.toFixed(2)}×${r.noisy || r.busy ? ' ²' : ''} | ${r.minRatio.toFixed(2)}× | ${r.target ? `≤ ${r.target.toFixed(1)}×` : '—'} | ${r.target ? (r.ratio <= r.target ? 'yes' : '**no**') : '—'} | ${(r.own / r.both).toFixed(2)}× |`);
     }
     const shakyRuns = runs.filter((r) => r.noisy || r.busy);
     if (shakyRuns.length) md.push('', `² Less certain than its digits say (${shakyRuns.map((r) => `${r.label}: ${[r.noisy ? 'an sd over 10% of its mean' : '', r.busy ? `other programs used ${r.other.toFixed(2)} cores beside it` : ''].filter(Boolean).join(', ')}`).join('; ')}).`);
