@@ -305,7 +305,6 @@ impl Index {
             .into_iter()
             .filter(|d| !gone.iter().any(|g| under_or_at(d, g)))
             .collect();
-
         if !targets.is_empty() && !self.relist(targets, listed) {
             self.rebuild();
             self.stat();
@@ -358,9 +357,26 @@ impl Index {
         if gone.is_empty() {
             return;
         }
+        // A deleted folder reports every folder below it gone too: only the topmost ones are
+        // tested against each path, or a big deletion would cost paths × folders.
+        let all: HashSet<&str> = gone.iter().map(|g| &**g).collect();
+        let tops: Vec<&str> = all
+            .iter()
+            .copied()
+            .filter(|g| {
+                let mut up = *g;
+                while let Some((parent, _)) = up.rsplit_once('/') {
+                    if all.contains(parent) {
+                        return false;
+                    }
+                    up = parent;
+                }
+                g.is_empty() || !all.contains("")
+            })
+            .collect();
         self.dirs
-            .retain(|d, _| !gone.iter().any(|g| under_or_at(d, g)));
-        retain_files(&mut self.files, |f| !gone.iter().any(|g| under_or_at(f, g)));
+            .retain(|d, _| !tops.iter().any(|g| under_or_at(d, g)));
+        retain_files(&mut self.files, |f| !tops.iter().any(|g| under_or_at(f, g)));
     }
 
     /// Lists the `targets` again (their files, and whole any folder that appeared in them),
