@@ -73,7 +73,9 @@ pub async fn open_folder(
                 format!("cannot open {path}: {e}"),
             )
         })?;
-        let index = Index::build(&sandbox);
+        // The tree needs the paths alone; the sizes and times are read below, after the page
+        // has the tree (a run that starts first reads them itself, under the same lock).
+        let index = Index::walk(&sandbox);
         let tree = FolderIndex::of(&index);
         Ok::<_, AppError>(Arc::new(OpenFolder {
             sandbox,
@@ -89,6 +91,9 @@ pub async fn open_folder(
     let weak = Arc::downgrade(&open);
     let root = open.sandbox.root().to_path_buf();
     std::thread::spawn(move || {
+        if let Some(open) = weak.upgrade() {
+            lock(&open.index).stat();
+        }
         let changed = on_change.clone();
         let watch_weak = weak.clone();
         let watcher = folder::watch(&root, move |paths| {
