@@ -11,6 +11,7 @@ use std::path::PathBuf;
 use memchr::memmem;
 
 use crate::index::{self, Index};
+use crate::par;
 
 /// Lines longer than this are cut in the hit text (minified files would flood the answer).
 pub const MAX_LINE_CHARS: usize = 300;
@@ -57,9 +58,9 @@ pub fn find(index: &Index, needle: &str, limit: usize) -> Found {
     let root = index.root();
     // Small chunks: a 10 MB file late in the order must not leave the other threads idle for
     // long, and handing out a chunk is one atomic add.
-    let per_file = index::par_map(index.files(), 8, Scratch::default, |s, _, f| {
+    let per_file = par::par_map(index.files(), 8, Scratch::default, |s, _, f| {
         index::full_path_into(root, &f.path, &mut s.path);
-        let len = index::read_into(&s.path, f.size, &mut s.buf).ok()?;
+        let len = par::read_into(&s.path, f.size, &mut s.buf).ok()?;
         let data = &s.buf[..len];
         // Most files do not hold the text: look for it first, and for the NUL that makes a
         // file binary only in the files that do (one pass over most files instead of two).

@@ -21,6 +21,7 @@ mod exec;
 mod find;
 mod index;
 mod list;
+mod par;
 mod prompt;
 mod protocol;
 mod run;
