@@ -3,6 +3,38 @@
 
 export type Health = { status: string, version: string, };
 
+export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "internal";
+
+export type PreflightLevel = "ok" | "warning" | "blocking";
+
+export type PreflightScope = "daemon" | "project";
+
+export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "git" | "git_identity" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command";
+
+export type PreflightItem = { code: PreflightCode, level: PreflightLevel, scope: PreflightScope, 
+/**
+ * The project, for `scope: project`.
+ */
+project_id?: string, 
+/**
+ * What was found, in the daemon's words.
+ */
+message: string, 
+/**
+ * What to do about it; `null` when nothing is to be done.
+ */
+fix: string | null, };
+
+export type Preflight = { 
+/**
+ * Whether any item blocks (see each item's scope for what it blocks).
+ */
+blocking: boolean, 
+/**
+ * When the checks ran (they run at start, every minute, and on this request).
+ */
+checked_at: string, items: Array<PreflightItem>, };
+
 export type ApiErrorBody = { code: ErrorCode, message: string, };
 
 export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "internal";
@@ -30,9 +62,14 @@ export type Level = "light" | "medium" | "full";
 
 export type Line = { id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
 /**
- * Why the line stopped or waits, in words.
+ * Why the line stopped or waits, in the daemon's words.
  */
-reason: string | null, park_until: string | null, steps: Array<Step>, 
+reason: string | null, 
+/**
+ * Why the line stopped or waits, as a code a client words itself; `null` with no
+ * reason, or for a reason given before codes existed.
+ */
+reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>, 
 /**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
@@ -40,9 +77,14 @@ cost_usd: number, created_at: string, updated_at: string, };
 
 export type LineDetail = { journal: Array<JournalEntry>, budget: LineBudget, id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
 /**
- * Why the line stopped or waits, in words.
+ * Why the line stopped or waits, in the daemon's words.
  */
-reason: string | null, park_until: string | null, steps: Array<Step>, 
+reason: string | null, 
+/**
+ * Why the line stopped or waits, as a code a client words itself; `null` with no
+ * reason, or for a reason given before codes existed.
+ */
+reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>, 
 /**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
@@ -206,7 +248,7 @@ path: string, change: FileChange,
  */
 patch: string, binary: boolean, };
 
-export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget";
+export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget" | "preflight";
 
 export type EventState = LineState | StepState | QuestionStatus;
 

@@ -298,6 +298,15 @@ impl Client {
         self.get("/api/review").await
     }
 
+    /// `GET /api/preflight`: the checks run again now (the agent, its login, git, the data
+    /// folder, each project), and what blocks.
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn preflight(&self) -> Result<Preflight, ClientError> {
+        self.get("/api/preflight").await
+    }
+
     /// `POST /api/questions/{id}/answer`.
     ///
     /// # Errors

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use conveyor_api::{LineState, StepState};
+use conveyor_api::{LineState, ReasonCode, StepState};
 
 use crate::state::Shared;
 use crate::store;
@@ -74,8 +74,11 @@ pub async fn recover(sh: &Shared) -> Result<()> {
                     sh.set_line_state(
                         &l.id,
                         LineState::Blocked,
-                        Some(&format!(
-                            "recovery could not reset the worktree to the checkpoint: {e}"
+                        Some((
+                            ReasonCode::Recovery,
+                            &format!(
+                                "recovery could not reset the worktree to the checkpoint: {e}"
+                            ),
                         )),
                         None,
                     )

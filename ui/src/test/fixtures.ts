@@ -25,6 +25,7 @@ export const line = (id: string, state: Line['state'], over: Partial<Line> = {})
   session_id: 's',
   branch: `line/${id}`,
   reason: null,
+  reason_code: null,
   park_until: null,
   steps: [],
   cost_usd: 0,

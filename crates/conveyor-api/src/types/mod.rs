@@ -26,10 +26,12 @@ macro_rules! wire {
 mod budget;
 mod events;
 mod input;
+mod preflight;
 
 pub use budget::*;
 pub use events::*;
 pub use input::{TEXT_PATTERN, has_text, integral_i32, integral_i32_opt, integral_i64_opt};
+pub use preflight::*;
 
 wire! {
     /// `GET /api/health`.
@@ -257,8 +259,11 @@ wire! {
         pub level: Option<Level>,
         pub session_id: String,
         pub branch: String,
-        /// Why the line stopped or waits, in words.
+        /// Why the line stopped or waits, in the daemon's words.
         pub reason: Option<String>,
+        /// Why the line stopped or waits, as a code a client words itself; `null` with no
+        /// reason, or for a reason given before codes existed.
+        pub reason_code: Option<ReasonCode>,
         pub park_until: Option<String>,
         pub steps: Vec<Step>,
         /// Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
@@ -634,6 +639,12 @@ impl FileChange {
 pub(crate) fn typescript() -> String {
     let decls = [
         Health::decl(),
+        ReasonCode::decl(),
+        PreflightLevel::decl(),
+        PreflightScope::decl(),
+        PreflightCode::decl(),
+        PreflightItem::decl(),
+        Preflight::decl(),
         ApiErrorBody::decl(),
         ErrorCode::decl(),
         Project::decl(),

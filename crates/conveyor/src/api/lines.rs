@@ -21,7 +21,7 @@ use super::{ApiError, ApiState, AppState};
 use crate::events::EventBody;
 use crate::git;
 use crate::store::{self, LineRow, StepWithCost, now_ms};
-use conveyor_api::{ErrorCode, has_text};
+use conveyor_api::{ErrorCode, ReasonCode, has_text};
 
 pub fn router() -> Router<ApiState> {
     Router::new()
@@ -515,8 +515,13 @@ async fn cancel(
             format!("the line is already {}", l.state.as_str()),
         ));
     }
-    st.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
-        .await?;
+    st.set_line_state(
+        &id,
+        LineState::Cancelled,
+        Some((ReasonCode::Cancelled, "cancelled by Anton")),
+        None,
+    )
+    .await?;
     st.cancel_run(&id);
     answer_line(&st, &id).await
 }

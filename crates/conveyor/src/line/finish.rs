@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use conveyor_api::{LineState, StepKind, StepState};
+use conveyor_api::{LineState, ReasonCode, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Check;
@@ -153,9 +153,9 @@ pub(super) async fn fail_step(
     sh.set_line_state(
         &line.id,
         LineState::NeedsHuman,
-        Some(&format!(
-            "step {} ({}) failed: {reason}",
-            step.n, step.title
+        Some((
+            ReasonCode::StepFailed,
+            &format!("step {} ({}) failed: {reason}", step.n, step.title),
         )),
         None,
     )
@@ -169,11 +169,11 @@ pub(super) async fn stop_line(
     step: &StepRow,
     worktree: &Path,
     checkpoint: &str,
-    reason: &str,
+    (code, reason): (ReasonCode, &str),
 ) -> Result<()> {
     git::reset_to(worktree, checkpoint).await?;
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(reason))
         .await?;
-    sh.set_line_state(&line.id, LineState::NeedsHuman, Some(reason), None)
+    sh.set_line_state(&line.id, LineState::NeedsHuman, Some((code, reason)), None)
         .await
 }

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use conveyor_api::{Level, LineState, StepKind};
+use conveyor_api::{Level, LineState, ReasonCode, StepKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::Result;
@@ -55,8 +55,9 @@ async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
             .set_line_state(
                 &line.id,
                 LineState::NeedsHuman,
-                Some(&format!(
-                    "the gate failed {failures} times in a row; last: {what}"
+                Some((
+                    ReasonCode::GateFailed,
+                    &format!("the gate failed {failures} times in a row; last: {what}"),
                 )),
                 None,
             )
@@ -71,8 +72,13 @@ async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
         &[],
     )
     .await?;
-    sh.set_line_state(&line.id, LineState::Fixing, Some(what), None)
-        .await
+    sh.set_line_state(
+        &line.id,
+        LineState::Fixing,
+        Some((ReasonCode::GateRed, what)),
+        None,
+    )
+    .await
 }
 
 /// All steps done: the regression command and the checklist (from fresh main) in the worktree.
@@ -83,7 +89,12 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
         Ok(c) => c,
         Err(e) => {
             return sh
-                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
+                .set_line_state(
+                    &line.id,
+                    LineState::NeedsHuman,
+                    Some((ReasonCode::ProjectConfig, &e.to_string())),
+                    None,
+                )
                 .await;
         }
     };
@@ -184,7 +195,12 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
         Ok(c) => c,
         Err(e) => {
             return sh
-                .set_line_state(&line.id, LineState::NeedsHuman, Some(&e.to_string()), None)
+                .set_line_state(
+                    &line.id,
+                    LineState::NeedsHuman,
+                    Some((ReasonCode::ProjectConfig, &e.to_string())),
+                    None,
+                )
                 .await;
         }
     };
@@ -227,7 +243,12 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
         }
         MergeOutcome::Red { output } => gate_failed(sh, line, &output).await,
         MergeOutcome::DirtyCheckout { detail } => {
-            sh.set_line_state(&line.id, LineState::Blocked, Some(&detail), None)
+            sh.set_line_state(
+                &line.id,
+                LineState::Blocked,
+                Some((ReasonCode::DirtyCheckout, &detail)),
+                None,
+            )
                 .await
         }
     }

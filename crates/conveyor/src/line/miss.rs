@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use conveyor_api::{EventKind, LineState, StepState};
+use conveyor_api::{EventKind, LineState, ReasonCode, StepState};
 
 use crate::Result;
 use crate::events::EventBody;
@@ -73,7 +73,8 @@ pub(super) async fn budget_cap_hit(
         let reason = format!(
             "the step hit its --max-budget-usd cap {misses} times ({message}): steps too large, cut it finer"
         );
-        return stop_line(sh, line, step, worktree, checkpoint, &reason).await;
+        let why = (ReasonCode::BudgetCap, reason.as_str());
+        return stop_line(sh, line, step, worktree, checkpoint, why).await;
     }
     missed(
         sh,
@@ -132,7 +133,7 @@ async fn missed(
     sh.set_line_state(
         &line.id,
         LineState::WaitingBudget,
-        Some(miss.reason),
+        Some((ReasonCode::BudgetMiss, miss.reason)),
         miss.park_until,
     )
     .await?;

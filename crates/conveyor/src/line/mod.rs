@@ -16,7 +16,7 @@ mod step;
 
 use std::path::{Path, PathBuf};
 
-use conveyor_api::{EventKind, LineState, StepKind, StepState};
+use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
 use crate::events::EventBody;
@@ -149,7 +149,10 @@ async fn advance_once(
             sh.set_line_state(
                 line_id,
                 LineState::Blocked,
-                Some(&format!("cannot make the line's worktree: {e}")),
+                Some((
+                    ReasonCode::Worktree,
+                    &format!("cannot make the line's worktree: {e}"),
+                )),
                 None,
             )
             .await?;

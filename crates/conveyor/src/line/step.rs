@@ -6,11 +6,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use conveyor_api::{EventKind, LineState, StepKind, StepState};
+use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
 use crate::claude::{self, Invocation, Verdict};
-use crate::config::RootMode;
 use crate::events::EventBody;
 use crate::exec;
 use crate::git;
@@ -28,25 +27,7 @@ fn agent_env(
     line: &LineRow,
     step: &StepRow,
 ) -> std::collections::BTreeMap<String, String> {
-    let mut env = sh.cfg.agent_env.clone();
-    if sh.root_mode == RootMode::Sandbox {
-        env.insert("IS_SANDBOX".into(), "1".into());
-    }
-    if let Some(u) = &sh.agent_user {
-        // The user's own home (the CLI keeps its transcripts under `$HOME/.claude`), unless the
-        // config's `agent_env` names one explicitly.
-        env.entry("HOME".into())
-            .or_insert_with(|| u.home.to_string_lossy().into_owned());
-        env.insert("USER".into(), u.name.clone());
-        env.insert("LOGNAME".into(), u.name.clone());
-        // The worktree's git folder lives in the project's repository, owned by the daemon's
-        // user: let the agent's own git calls through git's ownership check.
-        if !env.contains_key("GIT_CONFIG_COUNT") {
-            env.insert("GIT_CONFIG_COUNT".into(), "1".into());
-            env.insert("GIT_CONFIG_KEY_0".into(), "safe.directory".into());
-            env.insert("GIT_CONFIG_VALUE_0".into(), "*".into());
-        }
-    }
+    let mut env = sh.agent_base_env();
     env.insert(
         "CONVEYOR_JOURNAL".into(),
         journal_path(sh, &line.id).to_string_lossy().into_owned(),
@@ -212,7 +193,10 @@ pub(super) async fn run_step(
                     step,
                     &worktree,
                     &checkpoint,
-                    "the session is in use by another run",
+                    (
+                        ReasonCode::SessionInUse,
+                        "the session is in use by another run",
+                    ),
                 )
                 .await;
             }
@@ -254,10 +238,12 @@ pub(super) async fn run_step(
                     resume = false;
                     continue;
                 }
-                return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;
+                let why = (ReasonCode::NoConversation, reason.as_str());
+                return stop_line(sh, line, step, &worktree, &checkpoint, why).await;
             }
             Verdict::Fatal { reason } => {
-                return stop_line(sh, line, step, &worktree, &checkpoint, &reason).await;
+                let why = (ReasonCode::AgentFatal, reason.as_str());
+                return stop_line(sh, line, step, &worktree, &checkpoint, why).await;
             }
             Verdict::Interrupted => {
                 git::reset_to(&worktree, &checkpoint).await?;
@@ -281,7 +267,8 @@ pub(super) async fn run_step(
         "the step could not be run in the line's session after {SESSION_TRIES} tries: {}",
         retried.join("; ")
     );
-    stop_line(sh, line, step, &worktree, &checkpoint, &reason).await
+    let why = (ReasonCode::SessionUnusable, reason.as_str());
+    stop_line(sh, line, step, &worktree, &checkpoint, why).await
 }
 
 /// How the CLI is run for every attempt of the step: the line's session, worktree and
@@ -504,9 +491,14 @@ mod tests {
             .await
             .unwrap()
             .unwrap();
-        sh.set_line_state(&id, LineState::Cancelled, Some("cancelled by Anton"), None)
-            .await
-            .unwrap();
+        sh.set_line_state(
+            &id,
+            LineState::Cancelled,
+            Some((ReasonCode::Cancelled, "cancelled by Anton")),
+            None,
+        )
+        .await
+        .unwrap();
         for s in [LineState::Planning, LineState::Gate, LineState::Running] {
             sh.set_line_state(&id, s, None, None).await.unwrap();
         }

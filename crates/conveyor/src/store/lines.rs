@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use conveyor_api::{self as api, Level, LineState};
+use conveyor_api::{self as api, Level, LineState, ReasonCode};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
@@ -30,6 +30,7 @@ pub struct LineRow {
     /// The commit the worktree is at after the last successful step.
     pub checkpoint: Option<String>,
     pub reason: Option<String>,
+    pub reason_code: Option<ReasonCode>,
     pub park_until: Option<i64>,
     pub gate_failures: i64,
     pub created_at: i64,
@@ -53,6 +54,7 @@ impl FromRow<'_, SqliteRow> for LineRow {
             worktree: r.try_get("worktree")?,
             checkpoint: r.try_get("checkpoint")?,
             reason: r.try_get("reason")?,
+            reason_code: column_opt(r, "reason_code")?,
             park_until: r.try_get("park_until")?,
             gate_failures: r.try_get("gate_failures")?,
             created_at: r.try_get("created_at")?,
@@ -81,6 +83,7 @@ impl LineRow {
             worktree: None,
             checkpoint: None,
             reason: None,
+            reason_code: None,
             park_until: None,
             gate_failures: 0,
             created_at: now,
@@ -102,6 +105,7 @@ impl LineRow {
             session_id: self.session_id.clone(),
             branch: self.branch.clone(),
             reason: self.reason.clone(),
+            reason_code: self.reason_code,
             park_until: self.park_until.map(rfc3339),
             steps,
             cost_usd,
@@ -259,15 +263,16 @@ pub async fn set_state(
     c: &mut SqliteConnection,
     id: &str,
     state: LineState,
-    reason: Option<&str>,
+    reason: Option<(ReasonCode, &str)>,
     park_until: Option<i64>,
 ) -> Result<bool> {
     let done = sqlx::query(
-        "UPDATE lines SET state = ?, reason = ?, park_until = ?, updated_at = ?
+        "UPDATE lines SET state = ?, reason = ?, reason_code = ?, park_until = ?, updated_at = ?
          WHERE id = ? AND state != 'cancelled'",
     )
     .bind(state.name())
-    .bind(reason)
+    .bind(reason.map(|(_, text)| text))
+    .bind(reason.map(|(code, _)| code.name()))
     .bind(park_until)
     .bind(now_ms())
     .bind(id)
@@ -454,7 +459,7 @@ mod tests {
                 &mut store.conn().await.unwrap(),
                 &id,
                 LineState::Cancelled,
-                Some("by Anton"),
+                Some((ReasonCode::Cancelled, "by Anton")),
                 None
             )
             .await
@@ -477,5 +482,6 @@ mod tests {
             .unwrap();
         assert_eq!(l.state, LineState::Cancelled);
         assert_eq!(l.reason.as_deref(), Some("by Anton"));
+        assert_eq!(l.reason_code, Some(ReasonCode::Cancelled));
     }
 }

@@ -80,6 +80,14 @@ impl Stored for StepKind {
     }
 }
 
+impl Stored for conveyor_api::ReasonCode {
+    const WHAT: &'static str = "reason code";
+    const ALL: &'static [Self] = conveyor_api::ReasonCode::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl Stored for Level {
     const WHAT: &'static str = "level";
     const ALL: &'static [Self] = &[Level::Light, Level::Medium, Level::Full];

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::Stdio;
 
-use conveyor_api::LineState;
+use conveyor_api::{LineState, ReasonCode};
 
 use crate::support::{Daemon, TOKEN, repo_root};
 
@@ -63,7 +63,12 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .await
         .unwrap();
     shared
-        .set_line_state(&asking.id, LineState::NeedsHuman, Some("seeded"), None)
+        .set_line_state(
+            &asking.id,
+            LineState::NeedsHuman,
+            Some((ReasonCode::StepFailed, "seeded")),
+            None,
+        )
         .await
         .unwrap();
     let question = d.client().review().await.unwrap().projects[0].unvalidated[0]

@@ -67,6 +67,8 @@ const TOUCHES: Record<Event['kind'], Resource[]> = {
   journal: ['detail', 'review'],
   question: ['review', 'detail'],
   budget: ['budget', 'lines'],
+  // What blocks changed: the lines say why they wait.
+  preflight: ['lines'],
 };
 
 export function asIpcError(e: unknown): IpcError {

@@ -1,0 +1,185 @@
+//! `GET /api/preflight`: what stops lines from running, seen before a night is lost; and the
+//! codes of why a line waits or stopped.
+
+use serde::{Deserialize, Serialize};
+use ts_rs::TS;
+
+#[cfg(feature = "openapi")]
+use utoipa::ToSchema;
+
+/// A wire enum whose every variant has a snake_case name: `ALL`, `as_str`, `parse` and
+/// `Display` from one list, so the names cannot drift from serde's (a test holds them to it).
+macro_rules! named {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal,)* }) => {
+        wire! {
+            $(#[$m])*
+            pub enum $name { $($(#[$vm])* $variant,)* }
+        }
+
+        impl $name {
+            /// Every value.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The snake_case name sent on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)* }
+            }
+
+            /// Parses the snake_case name.
+            pub fn parse(s: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|v| v.as_str() == s)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
+named! {
+    /// Why a line waits or stopped, for a client to say in its own words (`Line.reason` keeps
+    /// the daemon's text, for the details).
+    pub enum ReasonCode {
+        /// Anton cancelled it.
+        Cancelled = "cancelled",
+        /// A step failed on every attempt.
+        StepFailed = "step_failed",
+        /// The agent CLI stopped with an error retrying cannot cure (e.g. not logged in).
+        AgentFatal = "agent_fatal",
+        /// The line's session is held by another run.
+        SessionInUse = "session_in_use",
+        /// The CLI knows no conversation under the line's session after work was done in it.
+        NoConversation = "no_conversation",
+        /// The step could not be run in the line's session at all.
+        SessionUnusable = "session_unusable",
+        /// A step kept hitting its `--max-budget-usd` cap: cut it finer.
+        BudgetCap = "budget_cap",
+        /// Waits for the budget's pools to have room.
+        Budget = "budget",
+        /// Waits for the account's usage limit to reset.
+        UsageLimit = "usage_limit",
+        /// A step ran into a limit mid-way; it resumes from its checkpoint when there is room.
+        BudgetMiss = "budget_miss",
+        /// Waits while a preflight item blocks (not logged in, no agent, no repository…).
+        Preflight = "preflight",
+        /// The gate was red; a fixer step works on it.
+        GateRed = "gate_red",
+        /// The gate stayed red after every round.
+        GateFailed = "gate_failed",
+        /// The project's `.conveyor.toml` cannot be used.
+        ProjectConfig = "project_config",
+        /// The project's checkout has uncommitted changes: main cannot move under them.
+        DirtyCheckout = "dirty_checkout",
+        /// The line's worktree could not be made.
+        Worktree = "worktree",
+        /// Recovery after a restart could not restore the line's checkpoint.
+        Recovery = "recovery",
+        /// The daemon failed on this line (its log has the details).
+        Internal = "internal",
+    }
+}
+
+named! {
+    /// How much a preflight item matters.
+    pub enum PreflightLevel {
+        Ok = "ok",
+        /// Works, but something is worth fixing.
+        Warning = "warning",
+        /// Lines (all of them, or the item's project's) cannot go on until it is fixed.
+        Blocking = "blocking",
+    }
+}
+
+named! {
+    /// What a preflight item is about.
+    pub enum PreflightScope {
+        /// The daemon and every line.
+        Daemon = "daemon",
+        /// One project (`project_id`) and its lines.
+        Project = "project",
+    }
+}
+
+named! {
+    /// The stable name of a preflight check.
+    pub enum PreflightCode {
+        /// The agent CLI is found and answers `--version`.
+        AgentBinary = "agent_binary",
+        /// The agent CLI is logged in (`claude auth status`), and by which method.
+        AgentLogin = "agent_login",
+        /// Agents as root: the CLI refuses to bypass permissions as root unless told it is a
+        /// sandbox or run as another user.
+        RootGuard = "root_guard",
+        /// `git` is found.
+        Git = "git",
+        /// Who checkpoint and merge commits are made as.
+        GitIdentity = "git_identity",
+        /// The data folder exists and is writable.
+        DataDir = "data_dir",
+        /// Free space in the data folder's file system.
+        DiskSpace = "disk_space",
+        /// The project's repository is there and is a git repository.
+        Repository = "repository",
+        /// The project's main branch exists.
+        MainBranch = "main_branch",
+        /// The project's checkout has no uncommitted changes (a dirty one blocks only its
+        /// project's merges).
+        CleanCheckout = "clean_checkout",
+        /// One of the project's own `preflight` commands from its `.conveyor.toml`.
+        ProjectCommand = "project_command",
+    }
+}
+
+wire! {
+    /// One preflight check's outcome.
+    pub struct PreflightItem {
+        pub code: PreflightCode,
+        pub level: PreflightLevel,
+        pub scope: PreflightScope,
+        /// The project, for `scope: project`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        pub project_id: Option<String>,
+        /// What was found, in the daemon's words.
+        pub message: String,
+        /// What to do about it; `null` when nothing is to be done.
+        pub fix: Option<String>,
+    }
+}
+
+wire! {
+    /// `GET /api/preflight`.
+    pub struct Preflight {
+        /// Whether any item blocks (see each item's scope for what it blocks).
+        pub blocking: bool,
+        /// When the checks ran (they run at start, every minute, and on this request).
+        pub checked_at: String,
+        pub items: Vec<PreflightItem>,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_serdes() {
+        fn check<T: Serialize + Copy>(all: &[T], name: fn(T) -> &'static str) {
+            for v in all {
+                assert_eq!(
+                    serde_json::to_value(v).unwrap(),
+                    serde_json::json!(name(*v))
+                );
+            }
+        }
+        check(ReasonCode::ALL, ReasonCode::as_str);
+        check(PreflightLevel::ALL, PreflightLevel::as_str);
+        check(PreflightScope::ALL, PreflightScope::as_str);
+        check(PreflightCode::ALL, PreflightCode::as_str);
+        assert_eq!(ReasonCode::parse("budget_cap"), Some(ReasonCode::BudgetCap));
+        assert_eq!(ReasonCode::parse("nope"), None);
+    }
+}
