@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Benchmark deepwork's tools against ripgrep and fd on a generated 100k-file tree, and rewrite the
+# Benchmark deepwork's tools against ripgrep and fd on a generated 100k-file tree, and a whole
+# deepwork run (first message, FIND, LIST, two calls of the fake bridge) against `rg -F -n` +
+# `fd -g` on that tree and on a real one (cargo's registry sources, when present); rewrite the
 # generated section of docs/benchmarks.md. A script to run by hand, not a test.
 #
 #   scripts/bench-deepwork.sh
@@ -13,6 +15,9 @@
 #   BENCH_STEPS     steps of `tool loop`         (default: 20)
 #   BENCH_LOOP_RUNS measured runs of `tool loop` (default: 3, after one warm-up run)
 #   BENCH_TOOL      a prebuilt driver to use instead of building the `tool` example
+#   BENCH_DEEPWORK  a prebuilt `deepwork` binary for the whole-run cases (else built with the driver)
+#   BENCH_REAL_DIR  the real tree of the whole-run case (default: ~/.cargo/registry/src; none: skip)
+#   BENCH_REAL_FIND the text the real tree's run looks for (default: "unsafe impl Send for")
 #   BENCH_STRICT=1  stop before timing when a correctness check fails
 #   BENCH_NO_DOC=1  print the table only, leave docs/benchmarks.md alone
 #   BENCH_DOC       the document to rewrite      (default: <repo>/docs/benchmarks.md)
@@ -76,12 +81,13 @@ if [[ -n ${BENCH_TOOL:-} ]]; then
   TOOL=$BENCH_TOOL
   REVISION="BENCH_TOOL=$TOOL"
 else
-  say "build: cargo build --release -p deepwork --example tool"
+  say "build: cargo build --release -p deepwork --example tool --bin deepwork"
   [[ -f $ROOT/crates/deepwork/examples/tool.rs ]] || die "crates/deepwork/examples/tool.rs does not exist yet"
-  (cd "$ROOT" && cargo build --release -p deepwork --example tool)
+  (cd "$ROOT" && cargo build --release -p deepwork --example tool --bin deepwork)
   TARGET_DIR=$(cd "$ROOT" && cargo metadata --format-version 1 --no-deps |
     node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>console.log(JSON.parse(s).target_directory))')
   TOOL=$TARGET_DIR/release/examples/tool
+  BENCH_DEEPWORK=${BENCH_DEEPWORK:-$TARGET_DIR/release/deepwork}
   if REVISION=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); then
     [[ -z $(git -C "$ROOT" status --porcelain -- crates/deepwork 2>/dev/null) ]] || REVISION="$REVISION + uncommitted changes"
     REVISION="commit $REVISION"
@@ -90,6 +96,16 @@ else
   fi
 fi
 [[ -x $TOOL ]] || die "driver $TOOL is not executable"
+DEEPWORK=${BENCH_DEEPWORK:-}
+[[ -n $DEEPWORK && -x $DEEPWORK ]] || die "no deepwork binary for the whole-run cases: set BENCH_DEEPWORK"
+BRIDGE=$ROOT/tests/fixtures/fake-bridge.mjs
+REAL_DIR=${BENCH_REAL_DIR-$HOME/.cargo/registry/src}
+REAL_FIND=${BENCH_REAL_FIND:-unsafe impl Send for}
+if [[ -n $REAL_DIR && ! -d $REAL_DIR ]]; then
+  echo "bench-deepwork: no real tree at $REAL_DIR: the real tree's whole run is skipped" >&2
+  REAL_DIR=
+fi
+[[ -z $REAL_DIR ]] || REAL_DIR=$(cd "$REAL_DIR" && pwd)
 
 rm -rf "$RESULTS"
 mkdir -p "$RESULTS"
@@ -108,6 +124,35 @@ cd "$BENCH_DIR"
 "$FD" --type f >"$RESULTS/walk.fd.out"
 "$TOOL" tree --dir "$BENCH_DIR" >"$RESULTS/tree.deepwork.out"
 
+# A whole run: the real `deepwork` binary with the fake bridge (tests/fixtures), whose first
+# answer asks for a FIND and a LIST and whose second answer asks for nothing. `run_setup <case>
+# <dir> <text> <glob>` writes its config and scenario; the hyperfine run later removes the
+# bridge's call log before each run (the fake bridge numbers its calls by that log).
+run_setup() {
+  local dir=$2 text=$3 glob=$4 d=$RESULTS/$1
+  mkdir -p "$d"
+  TEXT="$text" GLOB="$glob" BRIDGE="$BRIDGE" node -e '
+    const fs = require("fs"), e = process.env, d = process.argv[1];
+    fs.writeFileSync(d + "/config.json", JSON.stringify({ bridge: e.BRIDGE, chat: "bench", steps: 4 }));
+    fs.writeFileSync(d + "/scenario.json", JSON.stringify({ steps: [
+      { answer: `=== FIND: ${e.TEXT} ===\n=== LIST: **/${e.GLOB} ===\n` },
+      { answer: "Done." } ] }));
+  ' "$d"
+  # the same run once, to check it did what it is timed for
+  rm -f "$d/calls.jsonl"
+  (cd "$dir" && FAKE_BRIDGE_SCENARIO=$d/scenario.json FAKE_BRIDGE_LOG=$d/calls.jsonl \
+    "$DEEPWORK" --config "$d/config.json" --dir "$dir" --json "Where is it?" >"$d/run.json" 2>"$d/run.log")
+  (cd "$dir" && "$RG" -F -n -- "$text" | wc -l >"$d/rg.count") || true
+  (cd "$dir" && "$FD" --type f -g "$glob" | wc -l >"$d/fd.count")
+  # rg and fd only honour .gitignore inside a git repository; deepwork honours it everywhere
+  (cd "$dir" && "$RG" --no-require-git -F -n -- "$text" | wc -l >"$d/rg-no-require-git.count") || true
+  printf '%s\n%s\n%s\n' "$dir" "$text" "$glob" >"$d/case.txt"
+}
+run_setup run-generated "$BENCH_DIR" "$RARE" '*.rs'
+[[ -z $REAL_DIR ]] || run_setup run-real "$REAL_DIR" "$REAL_FIND" '*.rs'
+"$TOOL" index --dir "$BENCH_DIR" >"$RESULTS/index.out"
+[[ -z $REAL_DIR ]] || "$TOOL" index --dir "$REAL_DIR" >"$RESULTS/index-real.out"
+
 CPU=$(grep -m1 '^model name' /proc/cpuinfo 2>/dev/null | sed 's/^model name[[:space:]]*:[[:space:]]*//' || true)
 MEM=$(awk '/^MemTotal/ {printf "%.0f GiB RAM", $2/1048576}' /proc/meminfo 2>/dev/null || true)
 OS="$(uname -sr)"
@@ -120,7 +165,7 @@ write_meta() {
   DIR="$BENCH_DIR" DIR_DISPLAY="$DIR_DISPLAY" STAMP="$STAMP" DOC="$DOC" NPROC="$(nproc)" CPU="${CPU:-unknown CPU}" \
     MEM="${MEM:-? RAM}" OS="$OS" RG_VERSION="$RG_VERSION" FD_VERSION="$FD_VERSION" HF_VERSION="$HF_VERSION" \
     RUSTC_VERSION="$RUSTC_VERSION" REVISION="$REVISION" CLK_TCK="$(getconf CLK_TCK 2>/dev/null || echo 100)" WARMUP="$BENCH_WARMUP" RUNS="$BENCH_RUNS" \
-    STEPS="$BENCH_STEPS" LOOP_TARGET_MS="$LOOP_TARGET_MS" BUSY_NOTE="${BUSY_NOTE:-}" \
+    STEPS="$BENCH_STEPS" LOOP_TARGET_MS="$LOOP_TARGET_MS" BUSY_NOTE="${BUSY_NOTE:-}" REAL_DIR="$REAL_DIR" \
     node -e '
       const fs = require("fs"), e = process.env;
       const st = JSON.parse(fs.readFileSync(e.STAMP, "utf8"));
@@ -132,7 +177,7 @@ write_meta() {
         rg_version: e.RG_VERSION, fd_version: e.FD_VERSION, hyperfine_version: e.HF_VERSION,
         rustc_version: e.RUSTC_VERSION, revision: e.REVISION, clk_tck: Number(e.CLK_TCK),
         warmup: Number(e.WARMUP), runs: Number(e.RUNS), loop_steps: Number(e.STEPS),
-        loop_target_ms: Number(e.LOOP_TARGET_MS), busy_note: e.BUSY_NOTE,
+        loop_target_ms: Number(e.LOOP_TARGET_MS), busy_note: e.BUSY_NOTE, real_dir: e.REAL_DIR,
         params: st.params, stats: st.stats, rare: st.rare, rare_lines: st.rare_lines, common: st.common,
       };
       fs.writeFileSync(process.argv[1], JSON.stringify(meta, null, 2) + "\n");
@@ -241,6 +286,27 @@ bench list-rs "$T list '**/*.rs' --dir $D" fd "$(q "$FD") --type f -g '*.rs'"
 bench walk "$T walk --dir $D" fd "$(q "$FD") --type f"
 bench tree "$T tree --dir $D" fd "$(q "$FD") --type f"
 
+# whole runs: deepwork (its two bridge start-ups included) against rg and fd, each timed alone;
+# the report divides deepwork's time by the sum of theirs. One bridge call alone (Node's start-up
+# and the fake bridge's work, any small input) is timed too, to show deepwork's own share.
+bench_run() { # bench_run <case>
+  local d=$RESULTS/$1 dir text glob
+  { read -r dir; read -r text; read -r glob; } <"$d/case.txt"
+  wait_idle
+  say "time: $1 ($dir)"
+  watch_start "$1"
+  (cd "$dir" && FAKE_BRIDGE_SCENARIO=$d/scenario.json FAKE_BRIDGE_LOG=$d/calls.jsonl \
+    "$HF" --shell=none --warmup "$BENCH_WARMUP" --runs "$BENCH_RUNS" --output=null --style basic \
+    --prepare "rm -f $(q "$d/calls.jsonl")" --export-json "$RESULTS/hyperfine-$1.json" \
+    -n deepwork "$(q "$DEEPWORK") --config $(q "$d/config.json") --dir $(q "$dir") $(q "Where is it?")" \
+    -n rg "$(q "$RG") -F -n $(q "$text")" \
+    -n fd "$(q "$FD") --type f -g $(q "$glob")" \
+    -n bridge "node $(q "$BRIDGE") ask --chat bench --file $(q "$d/config.json") --out $(q "$d/bridge.out") --quiet" >&2)
+  watch_stop "$1"
+}
+bench_run run-generated
+[[ -z $REAL_DIR ]] || bench_run run-real
+
 wait_idle
 watch_start loop
 say "time: loop (--steps $BENCH_STEPS, 1 warm-up + $BENCH_LOOP_RUNS runs)"
@@ -248,6 +314,12 @@ say "time: loop (--steps $BENCH_STEPS, 1 warm-up + $BENCH_LOOP_RUNS runs)"
 for ((i = 1; i <= BENCH_LOOP_RUNS; i++)); do
   "$TOOL" loop --dir "$BENCH_DIR" --steps "$BENCH_STEPS" --find "$RARE" >"$RESULTS/loop-$i.out"
   tail -n1 "$RESULTS/loop-$i.out" >&2
+done
+say "time: loop with a live index (--live: pult's case)"
+"$TOOL" loop --dir "$BENCH_DIR" --steps "$BENCH_STEPS" --find "$RARE" --live >/dev/null
+for ((i = 1; i <= BENCH_LOOP_RUNS; i++)); do
+  "$TOOL" loop --dir "$BENCH_DIR" --steps "$BENCH_STEPS" --find "$RARE" --live >"$RESULTS/live-$i.out"
+  tail -n1 "$RESULTS/live-$i.out" >&2
 done
 watch_stop loop
 [[ -z $BUSY_NOTE ]] || BUSY_NOTE="a rustc/cargo process ran during: $BUSY_NOTE (figures unreliable)"

@@ -11,8 +11,9 @@
 //
 // File names in <results-dir> are the contract with the shell script:
 //   find-rare.deepwork.out / find-rare.rg.out, find-common.*, list-rs.deepwork.out / list-rs.fd.out,
-//   walk.deepwork.out / walk.fd.out, tree.deepwork.out, loop-<k>.out, hyperfine-<case>.json,
-//   meta.json.
+//   walk.deepwork.out / walk.fd.out, tree.deepwork.out, loop-<k>.out, live-<k>.out,
+//   hyperfine-<case>.json, index.out, index-real.out, run-<tree>/{run.json, rg.count, fd.count,
+//   rg-no-require-git.count, case.txt}, meta.json.
 
 import fs from 'node:fs';
 import path from 'node:path';
@@ -116,6 +117,43 @@ function checkPaths(name, what, root, wantSorted) {
   return { name, what, ok, deepwork: d.length, competitor: f.length, notes };
 }
 
+// A whole run (deepwork with the fake bridge): two bridge calls, FIND's and LIST's totals equal
+// to rg's and fd's counts.
+function checkRun(id) {
+  const d = path.join(dir, id);
+  if (!fs.existsSync(path.join(d, 'run.json'))) return null;
+  const [tree, text, glob] = fs.readFileSync(path.join(d, 'case.txt'), 'utf8').split('\n');
+  const count = (f) => (fs.existsSync(path.join(d, f)) ? Number(fs.readFileSync(path.join(d, f), 'utf8').trim()) : NaN);
+  const notes = [];
+  let run;
+  try {
+    run = JSON.parse(fs.readFileSync(path.join(d, 'run.json'), 'utf8'));
+  } catch (e) {
+    return { name: id, what: `whole run on ${tree}`, ok: false, deepwork: '?', competitor: '?', notes: [`run.json: ${e.message}`] };
+  }
+  const reqs = run.steps?.[0]?.requests ?? [];
+  const find = reqs.find((r) => r.kind.toLowerCase() === 'find')?.hits;
+  const list = reqs.find((r) => r.kind.toLowerCase() === 'list')?.hits;
+  const rg = count('rg.count'), fd = count('fd.count'), rgAll = count('rg-no-require-git.count');
+  const shape = run.stop_reason === 'no_requests' && run.steps.length === 2;
+  if (!shape) notes.push(`stop_reason ${run.stop_reason} after ${run.steps?.length} steps (want no_requests after 2)`);
+  // Outside a git repository rg and fd do not read .gitignore files, deepwork does: then the
+  // fair count is rg's with --no-require-git (fd 8 has no such flag).
+  const findOk = find === rg || find === rgAll;
+  if (!findOk) notes.push(`FIND counts ${find} hits, rg ${rg} (with --no-require-git ${rgAll})`);
+  else if (rg !== rgAll) notes.push(`(info) not a git repository: rg finds ${rg} hits, ${rgAll} with --no-require-git (deepwork's rules: .gitignore honoured everywhere)`);
+  if (list !== fd) notes.push(`(info) LIST counts ${list} paths, fd -g ${fd}${rg !== rgAll ? ' (fd reads no .gitignore outside a git repository)' : ''}`);
+  const listOk = list === fd || rg !== rgAll;
+  return {
+    name: id,
+    what: `whole run on \`${tree}\`: FIND ${JSON.stringify(text)} = rg -F -n, LIST **/${glob} = fd -g ${glob}, 2 bridge calls`,
+    ok: shape && findOk && listOk,
+    deepwork: `${find} hits, ${list} paths`,
+    competitor: `${rg} hits, ${fd} paths`,
+    notes,
+  };
+}
+
 function doCheck() {
   const m = meta();
   const root = m.dir;
@@ -124,7 +162,9 @@ function doCheck() {
     checkFind('find-common', m.common, root),
     checkPaths('list-rs', "LIST '**/*.rs' = fd --type f -g '*.rs'", root, true),
     checkPaths('walk', 'walk = fd --type f', root, false),
-  ];
+    checkRun('run-generated'),
+    checkRun('run-real'),
+  ].filter(Boolean);
   // the harness itself: do the competitors see the tree the generator says it made?
   const harness = [];
   const rgRare = lines('find-rare.rg.out').length;
@@ -157,8 +197,8 @@ const CASES = [
 const ms = (s) => (s * 1000).toFixed(1);
 const fmtBytes = (b) => (b >= 1e6 ? `${(b / 1e6).toFixed(1)} MB` : `${(b / 1e3).toFixed(1)} kB`);
 
-function loopFigures() {
-  const runs = fs.readdirSync(dir).filter((f) => /^loop-\d+\.out$/.test(f)).sort();
+function loopFigures(prefix) {
+  const runs = fs.readdirSync(dir).filter((f) => new RegExp(`^${prefix}-\\d+\\.out$`).test(f)).sort();
   const perKind = new Map();
   const means = [], maxes = [];
   let bad = [];
@@ -181,8 +221,13 @@ function loopFigures() {
     mean_ms: v.reduce((a, b) => a + b, 0) / v.length / 1000,
     max_ms: Math.max(...v) / 1000,
   }));
+  // The target's own measure: the mean over the steps that list (the tree of the first message
+  // and LIST), all but the transport.
+  const listing = ['first', 'LIST'].flatMap((k) => perKind.get(k) ?? []);
   return {
     runs: runs.length,
+    listing_mean_ms: listing.length ? listing.reduce((a, b) => a + b, 0) / listing.length / 1000 : NaN,
+    find_mean_ms: perKind.has('FIND') ? perKind.get('FIND').reduce((a, b) => a + b, 0) / perKind.get('FIND').length / 1000 : NaN,
     mean_ms: means.length ? means.reduce((a, b) => a + b, 0) / means.length / 1000 : NaN,
     max_ms: maxes.length ? Math.max(...maxes) / 1000 : NaN,
     kinds,
@@ -222,8 +267,31 @@ function doReport() {
     const other = otherLoad(c.id, m, [d, o]);
     rows.push({ ...c, d, o, ratio, minRatio: d.min / o.min, met: ratio <= c.target, noisy, other, busy: other > 0.2 });
   }
-  const loop = loopFigures();
+  const loop = loopFigures('loop');
+  const live = loopFigures('live');
   const loopTarget = m.loop_target_ms;
+  const rgRare = rows.find((r) => r.id === 'find-rare');
+  // whole runs: deepwork's time against rg's plus fd's
+  const runs = [];
+  for (const [id, label, target] of [['run-generated', 'generated tree', null], ['run-real', 'real tree', 1.2]]) {
+    const f = `hyperfine-${id}.json`;
+    if (!fs.existsSync(file(f))) continue;
+    const [d, rg, fd, bridge] = readJson(f).results;
+    const [tree, text, glob] = fs.readFileSync(path.join(dir, id, 'case.txt'), 'utf8').split('\n');
+    const both = rg.mean + fd.mean;
+    const noisy = [d, rg, fd].some((x) => x.stddev > 0.1 * x.mean);
+    const other = otherLoad(id, m, [d, rg, fd, bridge].filter(Boolean));
+    const own = bridge ? d.mean - 2 * bridge.mean : NaN;
+    runs.push({ id, label, tree, text, glob, d, rg, fd, bridge, own, both, ratio: d.mean / both, minRatio: d.min / (rg.min + fd.min), target, noisy, other, busy: other > 0.2 });
+  }
+  const indexOf = (name) => {
+    if (!fs.existsSync(file(name))) return null;
+    const t = fs.readFileSync(file(name), 'utf8').trim().split(/\s+/);
+    const o = {};
+    for (let i = 0; i + 1 < t.length; i += 2) o[t[i]] = t[i + 1];
+    return o;
+  };
+  const indexes = [['generated tree', indexOf('index.out'), m.dir_display], ['real tree', indexOf('index-real.out'), m.real_dir]].filter(([, x]) => x);
 
   // ---- console table
   const pad = (s, n) => String(s).padEnd(n);
@@ -236,9 +304,16 @@ function doReport() {
         (r.noisy ? ' noisy: sd > 10%' : '') + (r.busy ? ` other load: ${r.other.toFixed(2)} cores` : ''),
     );
   }
-  console.log(`loop (${m.loop_steps} steps × ${loop.runs} runs): mean ${loop.mean_ms.toFixed(1)} ms/step, max ${loop.max_ms.toFixed(1)} ms (target ≤ ${loopTarget} ms per step: ${loop.max_ms <= loopTarget ? 'yes' : 'NO'})`);
+  console.log(`loop (${m.loop_steps} steps × ${loop.runs} runs): mean ${loop.mean_ms.toFixed(1)} ms/step, max ${loop.max_ms.toFixed(1)} ms`);
   for (const k of loop.kinds) console.log(`  ${pad(k.kind, 10)} n=${pad(k.n, 4)} mean ${k.mean_ms.toFixed(1)} ms  max ${k.max_ms.toFixed(1)} ms`);
   for (const l of loop.unparsed) console.log(`  (unparsed loop line: ${l})`);
+  const listingLine = (name, l) => `${name}: tree and LIST steps mean ${l.listing_mean_ms.toFixed(1)} ms (target ≤ ${loopTarget} ms: ${l.listing_mean_ms <= loopTarget ? 'yes' : 'NO'}); FIND steps mean ${l.find_mean_ms.toFixed(1)} ms${rgRare ? ` vs rg ${ms(rgRare.o.mean)} ms (${l.find_mean_ms <= rgRare.o.mean * 1000 ? 'yes' : 'NO'})` : ''}`;
+  console.log(listingLine('loop, own index', loop));
+  if (live.runs) console.log(listingLine('loop, live index', live));
+  for (const r of runs) {
+    console.log(`whole run, ${r.label}: deepwork ${ms(r.d.mean)} ms (two bridge calls ${r.bridge ? ms(2 * r.bridge.mean) : '?'} ms of it) vs rg ${ms(r.rg.mean)} + fd ${ms(r.fd.mean)} = ${ms(r.both)} ms: ${r.ratio.toFixed(2)}× (minima ${r.minRatio.toFixed(2)}×; without the bridge calls ${(r.own / r.both).toFixed(2)}×)${r.target ? ` target ≤ ${r.target}×: ${r.ratio <= r.target ? 'yes' : 'NO'}` : ''}${r.noisy ? ' noisy' : ''}${r.busy ? ` other load ${r.other.toFixed(2)} cores` : ''}`);
+  }
+  for (const [name, x] of indexes) console.log(`index, ${name}: ${x.files} files, ${(x.heap_bytes / 1e6).toFixed(1)} MB heap, RSS +${(x.rss_delta_kb / 1024).toFixed(1)} MiB, build ${(x.build_us / 1000).toFixed(0)} ms, check ${(x.check_us / 1000).toFixed(1)} ms over ${x.dirs_checked} folders`);
 
   if (process.env.BENCH_NO_DOC === '1') return;
 
@@ -253,7 +328,7 @@ function doReport() {
   md.push(`- Command: \`${m.command}\``);
   md.push(`- Machine: ${m.nproc} cores, ${m.cpu}, ${m.mem}; ${m.os}`);
   md.push(`- Tools: ${m.rg_version}; ${m.fd_version}; ${m.hyperfine_version}; ${m.rustc_version}`);
-  md.push(`- deepwork: ${m.revision}${m.revision.startsWith('BENCH_TOOL') ? '' : ', built with \`cargo build --release -p deepwork --example tool\`'}`);
+  md.push(`- deepwork: ${m.revision}${m.revision.startsWith('BENCH_TOOL') ? '' : ', built with \`cargo build --release -p deepwork --example tool --bin deepwork\`'}`);
   md.push(`- Tree: \`${m.dir_display}\` (\`gen-tree.mjs --files ${m.params.files} --seed ${m.params.seed}\`): ${s.files} files, ${fmtBytes(s.bytes)}; ${s.visible} visible to the walk (${s.visible_rs} \`.rs\`), ${s.ignored} ignored by .gitignore (node_modules/, /target/, *.log, a nested .gitignore), ${s.hidden} hidden, ${s.binary} binary, ${s.big} large (1–10 MB), folder depth up to ${s.max_depth}`);
   md.push(`- Texts: rare \`${m.rare}\` (${m.rare_lines} lines), common \`${m.common}\` (${checks.checks.find((c) => c.name === 'find-common')?.competitor ?? '?'} lines)`);
   md.push(`- hyperfine: \`--warmup ${m.warmup} --runs ${m.runs} --shell=none --output=null\`, warm page cache${m.busy_note ? `; ${m.busy_note}` : ''}`);
@@ -271,12 +346,43 @@ function doReport() {
     md.push('', `² Less certain than its digits say (${why.join('; ')}). The ratio of minima is the steadier figure on a shared machine.`);
   }
   md.push('');
-  md.push(`Loop overhead (\`tool loop --steps ${m.loop_steps} --find ${m.rare}\`, scripted in-process transport, ${loop.runs} runs after one warm-up run): mean **${loop.mean_ms.toFixed(1)} ms** per step, max **${loop.max_ms.toFixed(1)} ms**; target ≤ ${loopTarget} ms per step: ${loop.max_ms <= loopTarget ? 'yes' : '**no**'}${loop.mean_ms <= loopTarget && loop.max_ms > loopTarget ? ' (met on the mean, not on every step)' : ''}.`);
+  const listingMd = (l) => `tree and LIST steps mean **${l.listing_mean_ms.toFixed(1)} ms** (target ≤ ${loopTarget} ms: ${l.listing_mean_ms <= loopTarget ? 'yes' : '**no**'}); FIND steps mean **${l.find_mean_ms.toFixed(1)} ms**${rgRare ? ` against ripgrep's ${ms(rgRare.o.mean)} ms for the same search (no slower: ${l.find_mean_ms <= rgRare.o.mean * 1000 ? 'yes' : '**no**'})` : ''}`;
+  const loopTable = (l) => {
+    md.push('| step kind | steps | mean (ms) | max (ms) |');
+    md.push('| --- | --- | --- | --- |');
+    for (const k of l.kinds) md.push(`| ${k.kind} | ${k.n} | ${k.mean_ms.toFixed(1)} | ${k.max_ms.toFixed(1)} |`);
+  };
+  md.push(`Loop overhead, all but the transport (\`tool loop --steps ${m.loop_steps} --find ${m.rare}\`, scripted in-process transport, ${loop.runs} runs after one warm-up run; the run builds its own index in its first step, as the CLI does): ${listingMd(loop)}. Over every step: mean ${loop.mean_ms.toFixed(1)} ms, max ${loop.max_ms.toFixed(1)} ms.`);
   md.push('');
-  md.push('| step kind | steps | mean (ms) | max (ms) |');
-  md.push('| --- | --- | --- | --- |');
-  for (const k of loop.kinds) md.push(`| ${k.kind} | ${k.n} | ${k.mean_ms.toFixed(1)} | ${k.max_ms.toFixed(1)} |`);
+  loopTable(loop);
+  if (live.runs) {
+    md.push('');
+    md.push(`The same with a live index handed to the run (\`--live\`: pult's case, the folder indexed when it was opened; every step still checks it for changes): ${listingMd(live)}. Over every step: mean ${live.mean_ms.toFixed(1)} ms, max ${live.max_ms.toFixed(1)} ms.`);
+    md.push('');
+    loopTable(live);
+  }
   md.push('');
+  if (runs.length) {
+    md.push('Whole runs: the `deepwork` binary (release) with the fake bridge (`tests/fixtures/fake-bridge.mjs`; its first answer asks for a FIND and a LIST, its second for nothing): the index, the first message, bridge call 1, FIND, LIST, bridge call 2, both Node start-ups included. Against it, `rg -F -n TEXT` and `fd --type f -g GLOB` timed alone in the same folder and added up.');
+    md.push('');
+    md.push('| tree | FIND / LIST | deepwork run (ms) | one bridge call (ms) | rg (ms) | fd (ms) | rg + fd (ms) | ratio | ratio of minima | target | met | ratio without the two bridge calls |');
+    md.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    for (const r of runs) {
+      const where = r.id === 'run-generated' ? m.dir_display : r.tree.replace(process.env.HOME || '~', '~');
+      md.push(`| ${r.label}: \`${where}\` | \`${r.text}\` / \`**/${r.glob}\` | ${ms(r.d.mean)} ± ${ms(r.d.stddev)} | ${r.bridge ? `${ms(r.bridge.mean)} ± ${ms(r.bridge.stddev)}` : '?'} | ${ms(r.rg.mean)} ± ${ms(r.rg.stddev)} | ${ms(r.fd.mean)} ± ${ms(r.fd.stddev)} | ${ms(r.both)} | ${r.ratio.toFixed(2)}×${r.noisy || r.busy ? ' ²' : ''} | ${r.minRatio.toFixed(2)}× | ${r.target ? `≤ ${r.target.toFixed(1)}×` : '—'} | ${r.target ? (r.ratio <= r.target ? 'yes' : '**no**') : '—'} | ${(r.own / r.both).toFixed(2)}× |`);
+    }
+    const shakyRuns = runs.filter((r) => r.noisy || r.busy);
+    if (shakyRuns.length) md.push('', `² Less certain than its digits say (${shakyRuns.map((r) => `${r.label}: ${[r.noisy ? 'an sd over 10% of its mean' : '', r.busy ? `other programs used ${r.other.toFixed(2)} cores beside it` : ''].filter(Boolean).join(', ')}`).join('; ')}).`);
+    md.push('');
+  }
+  if (indexes.length) {
+    md.push('The index (`tool index`: one build, then the median of 5 checks with nothing changed):');
+    md.push('');
+    md.push('| tree | files | heap (MB) | resident memory added (MiB) | build (ms) | check (ms) | folders checked |');
+    md.push('| --- | --- | --- | --- | --- | --- | --- |');
+    for (const [name, x] of indexes) md.push(`| ${name} | ${x.files} | ${(x.heap_bytes / 1e6).toFixed(1)} | ${x.rss_delta_kb === '?' ? '?' : (x.rss_delta_kb / 1024).toFixed(1)} | ${(x.build_us / 1000).toFixed(0)} | ${(x.check_us / 1000).toFixed(1)} | ${x.dirs_checked} |`);
+    md.push('');
+  }
   md.push('Correctness (checked before timing):');
   md.push('');
   for (const c of checks.checks) {

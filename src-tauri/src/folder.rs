@@ -1,16 +1,15 @@
-//! The open project folder: an index of its files (the same gitignore-aware walk deepwork
-//! uses), listed one folder at a time for the lazily expanded tree, and kept fresh by a file
+//! The open project folder: deepwork's index of its files (the one walk, shared with the
+//! runs), listed one folder at a time for the lazily expanded tree, and kept fresh by a file
 //! watcher.
 //!
-//! The walk of a 100k-file project takes a fraction of a second; the index turns it into
-//! per-folder listings once, so expanding a folder in the UI costs a hash lookup.
+//! The walk of a 100k-file project takes a fraction of a second; the listings turn it into
+//! per-folder entries once, so expanding a folder in the UI costs a hash lookup.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use deepwork::Sandbox;
 use notify::{RecursiveMode, Watcher};
 use serde::Serialize;
 use ts_rs::TS;
@@ -32,17 +31,19 @@ pub struct FolderIndex {
 }
 
 impl FolderIndex {
-    /// Walks the folder and indexes every file.
-    pub fn build(sandbox: &Sandbox) -> FolderIndex {
-        Self::from_paths(&deepwork::walk_files(sandbox))
+    /// Groups deepwork's index by folder.
+    pub fn of(index: &deepwork::Index) -> FolderIndex {
+        Self::from_paths(index.paths())
     }
 
     /// Indexes sorted relative paths with `/`.
-    pub fn from_paths(paths: &[String]) -> FolderIndex {
+    pub fn from_paths<'a>(paths: impl IntoIterator<Item = &'a str>) -> FolderIndex {
         let mut listings: HashMap<String, Listing> = HashMap::new();
+        let mut total: usize = 0;
         for path in paths {
+            total += 1;
             let mut dir_end: usize = 0;
-            let mut rest = path.as_str();
+            let mut rest = path;
             while let Some(slash) = rest.find('/') {
                 let parent = &path[..dir_end.saturating_sub(1)];
                 let name = &rest[..slash];
@@ -64,7 +65,7 @@ impl FolderIndex {
         }
         FolderIndex {
             listings,
-            total: u32::try_from(paths.len()).unwrap_or(u32::MAX),
+            total: u32::try_from(total).unwrap_or(u32::MAX),
         }
     }
 
@@ -137,36 +138,66 @@ fn relevant(root: &Path, path: &Path) -> bool {
     }
 }
 
-/// Watches the folder; after each burst of relevant changes (debounced), calls `on_change`.
-/// The watch ends when the returned watcher is dropped.
+/// Watches the folder; after each burst of relevant changes (debounced), calls `on_change`
+/// with the paths the burst touched. The watch ends when the returned watcher is dropped.
 ///
 /// # Errors
 /// When the platform's watcher cannot be started (e.g. inotify limits).
 pub fn watch(
     root: &Path,
-    on_change: impl Fn() + Send + 'static,
+    on_change: impl Fn(Vec<PathBuf>) + Send + 'static,
 ) -> notify::Result<notify::RecommendedWatcher> {
-    let (tx, rx) = mpsc::channel::<()>();
+    let (tx, rx) = mpsc::channel::<Vec<PathBuf>>();
     let root_owned = root.to_path_buf();
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
         let Ok(event) = res else { return };
         if event.kind.is_access() {
             return;
         }
-        if event.paths.iter().any(|p| relevant(&root_owned, p)) {
-            let _ = tx.send(());
+        let paths: Vec<PathBuf> = event
+            .paths
+            .into_iter()
+            .filter(|p| relevant(&root_owned, p))
+            .collect();
+        if !paths.is_empty() {
+            let _ = tx.send(paths);
         }
     })?;
     watcher.watch(root, RecursiveMode::Recursive)?;
     std::thread::spawn(move || {
         // Ends when the watcher (and so the sender) is dropped.
-        while rx.recv().is_ok() {
+        while let Ok(first) = rx.recv() {
+            let mut burst: BTreeSet<PathBuf> = first.into_iter().collect();
             // Let a burst (a git checkout, a build) settle before one refresh.
-            while rx.recv_timeout(Duration::from_millis(250)).is_ok() {}
-            on_change();
+            while let Ok(more) = rx.recv_timeout(Duration::from_millis(250)) {
+                burst.extend(more);
+            }
+            on_change(burst.into_iter().collect());
         }
     });
     Ok(watcher)
+}
+
+/// Brings the open folder's index up to date after the watcher saw `paths` change (only the
+/// folders that changed are listed again), and the tree's listings with it when the files
+/// changed; returns the file count.
+pub fn refresh(
+    index: &std::sync::Mutex<deepwork::Index>,
+    tree: &std::sync::RwLock<std::sync::Arc<FolderIndex>>,
+    paths: &[PathBuf],
+) -> u32 {
+    let listings = {
+        let mut index = crate::state::lock(index);
+        if !index.refresh_paths(paths).changed() {
+            return u32::try_from(index.len()).unwrap_or(u32::MAX);
+        }
+        FolderIndex::of(&index)
+    };
+    let files = listings.total();
+    if let Ok(mut slot) = tree.write() {
+        *slot = std::sync::Arc::new(listings);
+    }
+    files
 }
 
 #[cfg(test)]
@@ -174,8 +205,7 @@ mod tests {
     use super::*;
 
     fn index(paths: &[&str]) -> FolderIndex {
-        let v: Vec<String> = paths.iter().map(|s| s.to_string()).collect();
-        FolderIndex::from_paths(&v)
+        FolderIndex::from_paths(paths.iter().copied())
     }
 
     #[test]
@@ -235,18 +265,37 @@ mod tests {
     }
 
     #[test]
-    fn the_watcher_reports_a_new_file() {
+    fn the_watcher_reports_a_new_file_and_the_shared_index_sees_it() {
         let d = tempfile::tempdir().unwrap();
-        let root = std::fs::canonicalize(d.path()).unwrap();
+        std::fs::write(d.path().join("old.txt"), "x").unwrap();
+        let sandbox = deepwork::Sandbox::new(d.path()).unwrap();
+        let root = sandbox.root().to_path_buf();
+        let index = deepwork::Index::build(&sandbox);
+        let tree = std::sync::RwLock::new(std::sync::Arc::new(FolderIndex::of(&index)));
+        let index = std::sync::Mutex::new(index);
         let (tx, rx) = mpsc::channel();
-        let _w = watch(&root, move || {
-            let _ = tx.send(());
+        let _w = watch(&root, move |paths| {
+            let _ = tx.send(paths);
         })
         .unwrap();
         std::fs::write(root.join("new.txt"), "x").unwrap();
-        assert!(
-            rx.recv_timeout(Duration::from_secs(10)).is_ok(),
-            "no change reported"
+        let paths = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("no change reported");
+        assert!(paths.contains(&root.join("new.txt")), "{paths:?}");
+        assert_eq!(refresh(&index, &tree, &paths), 2);
+        let names: Vec<String> = tree
+            .read()
+            .unwrap()
+            .children("")
+            .into_iter()
+            .map(|e| e.name)
+            .collect();
+        assert_eq!(names, ["new.txt", "old.txt"]);
+        let stats = crate::state::lock(&index).stats();
+        assert_eq!(
+            stats.walks, 1,
+            "the watcher walked the folder again: {stats:?}"
         );
     }
 }

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
-use deepwork::{Cancel, Sandbox};
+use deepwork::{Cancel, Index, Sandbox};
 
 use crate::error::{AppError, ErrorCode};
 use crate::folder::FolderIndex;
@@ -26,8 +26,13 @@ pub struct Paths {
 pub struct OpenFolder {
     /// The folder as a sandbox.
     pub sandbox: Sandbox,
-    /// Its file index; replaced whole when the watcher sees changes.
-    pub index: RwLock<Arc<FolderIndex>>,
+    /// Its files with sizes and times: the one walk of the folder, kept fresh by the watcher
+    /// and handed to every deepwork run on it (which checks it again before each step).
+    /// A std mutex: a run holds it only while a step's tools read it, never across an await.
+    pub index: Mutex<Index>,
+    /// The same files grouped by folder for the tree view; replaced whole when the index
+    /// changes.
+    pub tree: RwLock<Arc<FolderIndex>>,
     /// Keeps the watch alive; `None` when the platform refused one.
     pub watcher: Mutex<Option<notify::RecommendedWatcher>>,
 }

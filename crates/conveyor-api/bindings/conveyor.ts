@@ -248,7 +248,7 @@ path: string, change: FileChange,
  */
 patch: string, binary: boolean, };
 
-export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget";
+export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget" | "preflight";
 
 export type EventState = LineState | StepState | QuestionStatus;
 

@@ -142,6 +142,8 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
     if shared.cfg.run_lines {
         let sched = shared.clone();
         tasks.spawn(async move { scheduler::run(sched).await });
+        let pre = shared.clone();
+        tasks.spawn(async move { scheduler::preflight(pre).await });
     } else {
         tracing::info!("run_lines = false: serving the API only");
     }

@@ -22,6 +22,7 @@ pub(crate) mod hook;
 pub(crate) mod journal;
 pub mod line;
 pub(crate) mod plan;
+pub mod preflight;
 pub(crate) mod prompt;
 mod recovery;
 mod scheduler;

@@ -1,5 +1,6 @@
 //! `conveyord serve --config conveyor.toml`: the daemon. `conveyord budget`: what a running
-//! daemon's budget looks like.
+//! daemon's budget looks like. `conveyord check`: its preflight. Every subcommand but `serve`
+//! is a client of a running daemon's API.
 
 use std::path::PathBuf;
 
@@ -22,17 +23,27 @@ enum Cmd {
         config: PathBuf,
     },
     /// Print the running daemon's budget (`GET /api/budget`): pools, estimates, misses.
-    Budget {
-        /// The daemon's config file (for its listen address and token).
-        #[arg(long, default_value = "conveyor.toml")]
-        config: PathBuf,
-        /// The daemon's URL, instead of the config's listen address.
-        #[arg(long)]
-        url: Option<String>,
-        /// The bearer token, instead of the config's token file.
-        #[arg(long)]
-        token: Option<String>,
-    },
+    Budget(Connect),
+    /// Run the running daemon's preflight now (`GET /api/preflight`) and print what would
+    /// stop lines. Exit 0 when nothing blocks, 2 when something does, 1 on an error.
+    Check(Connect),
+}
+
+/// How a client subcommand reaches the daemon: its config file, or a URL and a token.
+#[derive(clap::Args)]
+struct Connect {
+    /// The daemon's config file (for its listen address and token file).
+    #[arg(long, default_value = "conveyor.toml")]
+    config: PathBuf,
+    /// The daemon's URL, instead of the config's listen address.
+    #[arg(long)]
+    url: Option<String>,
+    /// The bearer token, instead of the config's token file.
+    #[arg(long, conflicts_with = "token_file")]
+    token: Option<String>,
+    /// A file holding the bearer token, instead of the config's.
+    #[arg(long)]
+    token_file: Option<PathBuf>,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -47,7 +58,11 @@ fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let config = match cli.cmd {
         Cmd::Serve { config } => config,
-        Cmd::Budget { config, url, token } => return print_budget(&config, url, token),
+        Cmd::Budget(c) => return print_budget(&c),
+        Cmd::Check(c) => {
+            let blocking = check(&c)?;
+            std::process::exit(if blocking { 2 } else { 0 });
+        }
     };
     let cfg = conveyor::Config::load(&config).context("loading the config")?;
     let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
@@ -70,16 +85,17 @@ fn main() -> anyhow::Result<()> {
     })
 }
 
-/// `conveyord budget`.
-fn print_budget(
-    config: &std::path::Path,
-    url: Option<String>,
-    token: Option<String>,
-) -> anyhow::Result<()> {
-    let (url, token) = match (url, token) {
+/// The client a subcommand talks to the daemon with.
+fn client(c: &Connect) -> anyhow::Result<(String, conveyor_api::Client)> {
+    let token = match (&c.token, &c.token_file) {
+        (Some(t), _) => Some(t.clone()),
+        (None, Some(f)) => Some(read_token_file(f)?),
+        (None, None) => None,
+    };
+    let (url, token) = match (c.url.clone(), token) {
         (Some(u), Some(t)) => (u, t),
         (url, token) => {
-            let cfg = conveyor::Config::load(config).context("loading the config")?;
+            let cfg = conveyor::Config::load(&c.config).context("loading the config")?;
             let url = url.unwrap_or_else(|| {
                 let mut addr = cfg.listen;
                 if addr.ip().is_unspecified() {
@@ -94,14 +110,46 @@ fn print_budget(
             (url, token)
         }
     };
-    let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
-    let budget = rt
-        .block_on(conveyor_api::Client::new(url.clone(), Some(token)).budget())
-        .with_context(|| format!("GET {url}/api/budget"))?;
-    // CLI output, not a log line.
+    Ok((url.clone(), conveyor_api::Client::new(url, Some(token))))
+}
+
+fn read_token_file(path: &std::path::Path) -> anyhow::Result<String> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("reading the token file {}", path.display()))?;
+    let token = text.lines().next().unwrap_or("").trim().to_string();
+    anyhow::ensure!(
+        !token.is_empty(),
+        "the token file {} is empty",
+        path.display()
+    );
+    Ok(token)
+}
+
+/// CLI output, not a log line.
+fn print(text: &str) -> anyhow::Result<()> {
     use std::io::Write as _;
     std::io::stdout()
-        .write_all(conveyor::budget::render(&budget).as_bytes())
-        .context("writing to stdout")?;
-    Ok(())
+        .write_all(text.as_bytes())
+        .context("writing to stdout")
+}
+
+/// `conveyord budget`.
+fn print_budget(c: &Connect) -> anyhow::Result<()> {
+    let (url, client) = client(c)?;
+    let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
+    let budget = rt
+        .block_on(client.budget())
+        .with_context(|| format!("GET {url}/api/budget"))?;
+    print(&conveyor::budget::render(&budget))
+}
+
+/// `conveyord check`: prints the preflight; whether anything blocks.
+fn check(c: &Connect) -> anyhow::Result<bool> {
+    let (url, client) = client(c)?;
+    let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
+    let report = rt
+        .block_on(client.preflight())
+        .with_context(|| format!("GET {url}/api/preflight"))?;
+    print(&conveyor::preflight::render(&report))?;
+    Ok(report.blocking)
 }

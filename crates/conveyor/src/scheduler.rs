@@ -17,9 +17,11 @@ use crate::line::{self, ACTIVE, Action, HOLDING};
 use crate::state::Shared;
 use crate::store::{self, LineRow, now_ms, rfc3339};
 
-/// Runs until shutdown; then stops the running lines and waits for them.
+/// Runs until shutdown; then stops the running lines and waits for them. Nothing starts
+/// before the first preflight has said whether anything blocks.
 pub async fn run(sh: Arc<Shared>) {
     let mut tasks: JoinSet<()> = JoinSet::new();
+    sh.first_preflight().await;
     loop {
         if sh.shutdown.is_cancelled() {
             break;
@@ -41,6 +43,21 @@ pub async fn run(sh: Arc<Shared>) {
     }
     // Running agents see the shutdown token and are stopped; wait for their bookkeeping.
     while tasks.join_next().await.is_some() {}
+}
+
+/// The preflight at start and every `preflight_interval_secs` until shutdown (the API runs it
+/// on demand too): a block that clears lets the lines go on by themselves.
+pub async fn preflight(sh: Arc<Shared>) {
+    let every = Duration::from_secs(sh.cfg.preflight_interval_secs.max(1));
+    loop {
+        if let Err(e) = sh.refresh_preflight().await {
+            tracing::error!(error = %e, "preflight failed");
+        }
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = sh.shutdown.cancelled() => return,
+        }
+    }
 }
 
 /// One look at the queue: start what may start.
@@ -97,6 +114,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         .await?
         .filter(|t| *t > now);
     let mut snap = sh.budget.snapshot(&sh.store, now, &sh.admitted()).await?;
+    let preflight = sh.preflight();
 
     for l in candidates {
         if free == 0 {
@@ -120,6 +138,29 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
             continue;
         }
         let action = line::next_action(sh, &l).await?;
+        // What the preflight blocks waits, keeping its project, and says so; it goes on by
+        // itself once a later preflight clears it.
+        let blocked = preflight.as_ref().and_then(|r| {
+            r.blocks_project(&l.project_id).or(match action {
+                Action::Step { .. } => r.blocks_steps(),
+                Action::Merge => r.blocks_merge(&l.project_id),
+                Action::Gate | Action::Nothing => None,
+            })
+        });
+        if let Some(item) = blocked {
+            taken.insert(l.project_id.clone());
+            let why = format!("waiting: {}", item.message);
+            if l.reason_code != Some(ReasonCode::Preflight) || l.reason.as_deref() != Some(&why) {
+                sh.set_line_state(
+                    &l.id,
+                    l.state,
+                    Some((ReasonCode::Preflight, &why)),
+                    l.park_until,
+                )
+                .await?;
+            }
+            continue;
+        }
         let estimate = match action {
             Action::Nothing => continue,
             Action::Step { kind, step } => {

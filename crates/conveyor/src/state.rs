@@ -17,6 +17,7 @@ use crate::budget::Budget;
 use crate::config::{Config, RootMode};
 use crate::events::{EventBody, Events};
 use crate::git::{Identity, Locks};
+use crate::preflight::Report;
 use crate::store::{self, Store};
 
 /// Everything the scheduler, the line flow and the API share.
@@ -37,6 +38,18 @@ pub struct Shared {
     /// The user the agent runs as, when the root mode says so.
     pub(crate) agent_user: Option<crate::exec::AgentUser>,
     pub(crate) root_mode: RootMode,
+    /// The last preflight, and one run at a time.
+    preflight: PreflightHolder,
+}
+
+#[derive(Debug, Default)]
+struct PreflightHolder {
+    // std RwLock: never held across an await.
+    last: std::sync::RwLock<Option<Report>>,
+    /// Single flight: a request that waited takes the report the run before it made.
+    running: tokio::sync::Mutex<()>,
+    /// Set once the first report exists.
+    first: Notify,
 }
 
 /// A line being advanced: from its admission by the scheduler until its task ends.
@@ -69,6 +82,7 @@ impl Shared {
             agent_user,
             root_mode,
             cfg,
+            preflight: PreflightHolder::default(),
         }
     }
 
@@ -77,6 +91,103 @@ impl Shared {
             name: self.cfg.git_name.clone(),
             email: self.cfg.git_email.clone(),
         }
+    }
+
+    /// The agent's environment that is the same for every run (its line's paths aside): the
+    /// config's `agent_env`, the root guard's `IS_SANDBOX`, and the agent user's home and
+    /// git ownership pass. Steps add their line's; the preflight runs the CLI with just this.
+    pub(crate) fn agent_base_env(&self) -> BTreeMap<String, String> {
+        let mut env = self.cfg.agent_env.clone();
+        if self.root_mode == RootMode::Sandbox {
+            env.insert("IS_SANDBOX".into(), "1".into());
+        }
+        if let Some(u) = &self.agent_user {
+            // The user's own home (the CLI keeps its transcripts under `$HOME/.claude`), unless
+            // the config's `agent_env` names one explicitly.
+            env.entry("HOME".into())
+                .or_insert_with(|| u.home.to_string_lossy().into_owned());
+            env.insert("USER".into(), u.name.clone());
+            env.insert("LOGNAME".into(), u.name.clone());
+            // The worktree's git folder lives in the project's repository, owned by the
+            // daemon's user: let the agent's own git calls through git's ownership check.
+            if !env.contains_key("GIT_CONFIG_COUNT") {
+                env.insert("GIT_CONFIG_COUNT".into(), "1".into());
+                env.insert("GIT_CONFIG_KEY_0".into(), "safe.directory".into());
+                env.insert("GIT_CONFIG_VALUE_0".into(), "*".into());
+            }
+        }
+        env
+    }
+
+    /// The last preflight's report; `None` until the first has run.
+    pub(crate) fn preflight(&self) -> Option<Report> {
+        self.preflight
+            .last
+            .read()
+            .expect("preflight poisoned")
+            .clone()
+    }
+
+    /// Waits until the first preflight has run (the scheduler starts nothing before it).
+    pub(crate) async fn first_preflight(&self) {
+        loop {
+            let notified = self.preflight.first.notified();
+            if self.preflight().is_some() || self.shutdown.is_cancelled() {
+                return;
+            }
+            tokio::select! {
+                () = notified => {}
+                () = self.shutdown.cancelled() => return,
+            }
+        }
+    }
+
+    /// Runs the preflight now and keeps its report; when its outcome changed, tells the
+    /// subscribers (`preflight` event) and wakes the scheduler (a block may have cleared).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn refresh_preflight(&self) -> Result<Report> {
+        let _one = self.preflight.running.lock().await;
+        let cx = crate::preflight::Context {
+            cfg: &self.cfg,
+            root_mode: &self.root_mode,
+            agent_user: self.agent_user.as_ref(),
+            agent_env: self.agent_base_env(),
+            store: &self.store,
+            cancel: &self.shutdown,
+        };
+        let report = crate::preflight::run(&cx).await?;
+        let changed = {
+            let mut last = self.preflight.last.write().expect("preflight poisoned");
+            let changed = last.as_ref().is_none_or(|l| !l.same_outcome(&report));
+            *last = Some(report.clone());
+            changed
+        };
+        self.preflight.first.notify_waiters();
+        if changed {
+            let api = report.to_api();
+            let blocking = report
+                .items
+                .iter()
+                .filter(|i| i.level == conveyor_api::PreflightLevel::Blocking)
+                .map(|i| i.code.as_str())
+                .collect::<Vec<_>>();
+            tracing::info!(blocking = ?blocking, "preflight");
+            self.events.emit(
+                EventKind::Preflight,
+                EventBody {
+                    detail: Some(if api.blocking {
+                        format!("blocking: {}", blocking.join(", "))
+                    } else {
+                        "clear".into()
+                    }),
+                    ..EventBody::default()
+                },
+            );
+            self.wake.notify_one();
+        }
+        Ok(report)
     }
 
     /// The API's bearer token.

@@ -3,27 +3,34 @@
 //! and measures the loop's own per-step overhead with an in-process scripted transport.
 //!
 //! ```text
-//! tool find <TEXT> --dir <D>       every hit, uncapped, as path:line: text
-//! tool list <GLOB> --dir <D>       every matching path, uncapped
-//! tool tree --dir <D>              the capped tree of the first message
-//! tool walk --dir <D>              every file the walk yields
-//! tool loop --dir <D> --steps <N> [--find TEXT]
+//! tool find <TEXT> --dir <D>       every hit, uncapped, as path:line: text (index, then FIND)
+//! tool list <GLOB> --dir <D>       every matching path, uncapped (index, then LIST)
+//!
+//! find, list and tree build the index of paths alone (`Index::walk`): a run stats the
+//! files while the model thinks, off the path from question to answer.
+//! tool tree --dir <D>              the capped tree of the first message (paths-only index, then tree)
+//! tool walk --dir <D>              every file the bare walk yields
+//! tool index --dir <D>             the index: files, heap size, build and check times
+//! tool loop --dir <D> --steps <N> [--find TEXT] [--live]
+//!                                  the loop; --live hands it a prebuilt index, as pult does
 //! ```
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use deepwork::{Ask, Cancel, Limits, Loop, Prompts, Sandbox, Transport, TransportError};
+use deepwork::{Ask, Cancel, Index, Limits, Loop, Prompts, Sandbox, Transport, TransportError};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut dir = PathBuf::from(".");
     let mut steps = 20usize;
     let mut find_text = String::from("deepwork-rare-needle");
+    let mut live = false;
     let mut positional = Vec::new();
     let mut it = args.into_iter();
     while let Some(a) = it.next() {
@@ -31,6 +38,7 @@ fn main() -> anyhow::Result<()> {
             "--dir" => dir = it.next().context("--dir needs a value")?.into(),
             "--steps" => steps = it.next().context("--steps needs a value")?.parse()?,
             "--find" => find_text = it.next().context("--find needs a value")?,
+            "--live" => live = true,
             _ => positional.push(a),
         }
     }
@@ -40,28 +48,30 @@ fn main() -> anyhow::Result<()> {
     match positional.first().map(String::as_str) {
         Some("find") => {
             let text = positional.get(1).context("find needs a text")?;
-            for h in deepwork::find(&sb, text, usize::MAX).hits {
+            for h in deepwork::find(&Index::walk(&sb), text, usize::MAX).hits {
                 writeln!(out, "{}:{}: {}", h.path, h.line, h.text)?;
             }
         }
         Some("list") => {
             let glob = positional.get(1).context("list needs a glob")?;
-            for p in deepwork::list(&sb, glob, usize::MAX)?.paths {
+            for p in deepwork::list(&Index::walk(&sb), glob, usize::MAX)?.paths {
                 writeln!(out, "{p}")?;
             }
         }
         Some("tree") => {
-            let files = deepwork::walk_files(&sb);
-            out.write_all(deepwork::render_tree(&files, Limits::default().tree).as_bytes())?;
+            // As a run's first step: the paths alone, the sizes come later.
+            let index = Index::walk(&sb);
+            out.write_all(deepwork::render_tree(index.paths(), Limits::default().tree).as_bytes())?;
         }
         Some("walk") => {
             for p in deepwork::walk_files(&sb) {
                 writeln!(out, "{p}")?;
             }
         }
-        Some("loop") => bench_loop(&sb, steps, &find_text, &mut out)?,
+        Some("index") => bench_index(&sb, &mut out)?,
+        Some("loop") => bench_loop(&sb, steps, &find_text, live, &mut out)?,
         _ => bail!(
-            "usage: tool find TEXT | list GLOB | tree | walk | loop --steps N [--find TEXT]  --dir D"
+            "usage: tool find TEXT | list GLOB | tree | walk | index | loop --steps N [--find TEXT] [--live]  --dir D"
         ),
     }
     out.flush()?;
@@ -89,15 +99,56 @@ impl Transport for Timed {
     }
 }
 
+/// The resident memory of this process in kB, where the platform tells it (Linux).
+fn rss_kb() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// `files N heap_bytes B rss_delta_kb R build_us T check_us C`: the index of the folder, what
+/// it holds on the heap, what building it added to the process's resident memory, and how
+/// long a build and a check with nothing changed take (the median of 5 checks).
+fn bench_index(sb: &Sandbox, out: &mut impl Write) -> anyhow::Result<()> {
+    let before = rss_kb();
+    let start = Instant::now();
+    let mut index = Index::build(sb);
+    let build = start.elapsed();
+    let after = rss_kb();
+    let mut checks: Vec<Duration> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            index.refresh();
+            t.elapsed()
+        })
+        .collect();
+    checks.sort();
+    let rss = match (before, after) {
+        (Some(b), Some(a)) => a.saturating_sub(b).to_string(),
+        _ => "?".into(),
+    };
+    writeln!(
+        out,
+        "files {} dirs_checked {} heap_bytes {} rss_delta_kb {rss} build_us {} check_us {}",
+        index.len(),
+        index.refresh().checked,
+        index.heap_bytes(),
+        build.as_micros(),
+        checks[2].as_micros()
+    )?;
+    Ok(())
+}
+
 fn bench_loop(
     sb: &Sandbox,
     steps: usize,
     find_text: &str,
+    live: bool,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let files = deepwork::walk_files(sb);
-    let rs: Vec<&String> = files
-        .iter()
+    let files = Index::build(sb);
+    let rs: Vec<&str> = files
+        .paths()
         .filter(|f| f.ends_with(".rs"))
         .take(2)
         .collect();
@@ -115,10 +166,13 @@ fn bench_loop(
     }
     answers.push("The answer.".into());
     let prompts = Prompts::default();
+    // pult's case: the folder's index is already live when the run starts.
+    let shared = live.then(|| Mutex::new(Index::build(sb)));
     let lp = Loop {
         sandbox: sb,
         prompts: &prompts,
         limits: Limits::default(),
+        index: shared.as_ref(),
     };
     let mut t = Timed {
         answers,

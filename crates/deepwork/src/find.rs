@@ -1,16 +1,17 @@
 //! FIND: where a literal text occurs, as `path:line: text`.
 //!
-//! A parallel walk reads each file once and searches it with `memchr::memmem` (the same
-//! substring searcher ripgrep's literal path ends in). Files with a NUL byte are binary and
-//! skipped, as ripgrep skips them when it walks. The hits come back sorted by path and line,
-//! so a cut at the limit always keeps the same ones.
+//! The index's files are read on every core at once, each thread with one buffer it reuses,
+//! and searched with `memchr::memmem` (the substring searcher ripgrep's literal path ends in).
+//! Files with a NUL byte are binary and skipped, as ripgrep skips them when it walks. The hits
+//! come back in the index's order (by path) and by line, so a cut at the limit always keeps
+//! the same ones.
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use memchr::memmem;
 
-use crate::sandbox::Sandbox;
-use crate::walk;
+use crate::index::{self, Index};
+use crate::par;
 
 /// Lines longer than this are cut in the hit text (minified files would flood the answer).
 pub const MAX_LINE_CHARS: usize = 300;
@@ -37,39 +38,44 @@ pub struct Found {
 
 #[derive(Default)]
 struct FileHits {
-    path: String,
     hits: Vec<(usize, String)>,
     count: usize,
 }
 
-/// Searches every walked file for `needle`, case-sensitively, keeping at most `limit` hits.
-pub fn find(sandbox: &Sandbox, needle: &str, limit: usize) -> Found {
+/// A thread's reused state: the file's full path and its bytes.
+#[derive(Default)]
+struct Scratch {
+    path: PathBuf,
+    buf: Vec<u8>,
+}
+
+/// Searches every indexed file for `needle`, case-sensitively, keeping at most `limit` hits.
+pub fn find(index: &Index, needle: &str, limit: usize) -> Found {
     if needle.is_empty() {
         return Found::default();
     }
     let finder = memmem::Finder::new(needle.as_bytes());
-    let per_thread = walk::par_files(sandbox, Vec::new, |acc: &mut Vec<FileHits>, rel, path| {
-        let Ok(data) = std::fs::read(path) else {
-            return;
-        };
-        if memchr::memchr(0, &data).is_some() {
-            return;
-        }
-        if let Some(fh) = search(&finder, &data, rel, limit) {
-            acc.push(fh);
-        }
+    let root = index.root();
+    // Small chunks: a 10 MB file late in the order must not leave the other threads idle for
+    // long, and handing out a chunk is one atomic add.
+    let per_file = par::par_map(index.files(), 8, Scratch::default, |s, _, f| {
+        index::full_path_into(root, &f.path, &mut s.path);
+        let len = par::read_into(&s.path, f.size, &mut s.buf).ok()?;
+        let data = &s.buf[..len];
+        // Most files do not hold the text: look for it first, and for the NUL that makes a
+        // file binary only in the files that do (one pass over most files instead of two).
+        search(&finder, data, limit).filter(|_| memchr::memchr(0, data).is_none())
     });
-    let mut files: Vec<FileHits> = per_thread.into_iter().flatten().collect();
-    files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    let total = files.iter().map(|f| f.count).sum();
+    let files = index.files();
+    let total = per_file.iter().map(|(_, f)| f.count).sum();
     let mut hits = Vec::with_capacity(limit.min(total));
-    'outer: for f in files {
+    'outer: for (i, f) in per_file {
         for (line, text) in f.hits {
             if hits.len() == limit {
                 break 'outer;
             }
             hits.push(Hit {
-                path: f.path.clone(),
+                path: files[i].path.to_string(),
                 line,
                 text,
             });
@@ -79,7 +85,7 @@ pub fn find(sandbox: &Sandbox, needle: &str, limit: usize) -> Found {
 }
 
 /// Finds the matching lines of one file; keeps the text of the first `keep` of them.
-fn search(finder: &memmem::Finder<'_>, data: &[u8], rel: &Path, keep: usize) -> Option<FileHits> {
+fn search(finder: &memmem::Finder<'_>, data: &[u8], keep: usize) -> Option<FileHits> {
     let mut pos = 0;
     let mut line_no = 1;
     let mut counted_to = 0;
@@ -89,10 +95,7 @@ fn search(finder: &memmem::Finder<'_>, data: &[u8], rel: &Path, keep: usize) -> 
         line_no += memchr::memchr_iter(b'\n', &data[counted_to..at]).count();
         let start = memchr::memrchr(b'\n', &data[..at]).map_or(0, |i| i + 1);
         let end = memchr::memchr(b'\n', &data[at..]).map_or(data.len(), |i| at + i);
-        let f = fh.get_or_insert_with(|| FileHits {
-            path: walk::slash(rel),
-            ..FileHits::default()
-        });
+        let f = fh.get_or_insert_with(FileHits::default);
         f.count += 1;
         if f.hits.len() < keep {
             f.hits.push((line_no, line_text(&data[start..end])));
@@ -127,6 +130,10 @@ fn line_text(bytes: &[u8]) -> String {
 mod tests {
     use super::*;
     use crate::sandbox::project;
+
+    fn find(sb: &crate::Sandbox, needle: &str, limit: usize) -> Found {
+        super::find(&Index::build(sb), needle, limit)
+    }
 
     #[test]
     fn hits_are_sorted_with_line_numbers_one_per_line() {

@@ -7,6 +7,10 @@
 //! Files the model proposes (`=== FILE: … ===` blocks) are written only when the user says
 //! so, the old version kept in `backup/`.
 //!
+//! One walk per run: the folder tree of the first message, LIST and FIND all read one
+//! [`Index`] of the folder, checked for changes before each step (or the caller's own live
+//! index, as pult passes).
+//!
 //! The core is synchronous and pushes [`Event`]s to a callback: the `deepwork` CLI, the pult
 //! app and the tests all drive it the same way.
 
@@ -15,7 +19,9 @@ mod check;
 mod config;
 mod exec;
 mod find;
+mod index;
 mod list;
+mod par;
 mod prompt;
 mod protocol;
 mod run;
@@ -35,6 +41,7 @@ pub use config::{
 };
 pub use exec::Cancel;
 pub use find::{Found, Hit, find};
+pub use index::{Index, IndexStats, IndexedFile, Refreshed};
 pub use list::{GlobError, Listed, list};
 pub use prompt::{PromptError, Prompts};
 pub use protocol::{Parsed, ProposedFile, Request, RequestKind, parse, replace_files};

@@ -1,12 +1,14 @@
 //! LIST: the project's files whose relative path matches a glob.
 //!
 //! `*` stays within a folder, `**` goes across folders (globset with a literal separator).
-//! A glob is matched against paths relative to the root, so no glob can reach outside it.
+//! A glob is matched against the index's paths, relative to the root, so no glob can reach
+//! outside it; the index is sorted, so the matches are too.
 
-use globset::GlobBuilder;
+use std::path::Path;
 
-use crate::sandbox::Sandbox;
-use crate::walk;
+use globset::{GlobBuilder, GlobSetBuilder};
+
+use crate::index::Index;
 
 /// What LIST found.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -35,7 +37,7 @@ pub struct GlobError {
 ///
 /// # Errors
 /// When the glob does not compile.
-pub fn list(sandbox: &Sandbox, glob: &str, limit: usize) -> Result<Listed, GlobError> {
+pub fn list(index: &Index, glob: &str, limit: usize) -> Result<Listed, GlobError> {
     let mut pattern = glob.trim().replace('\\', "/");
     while let Some(rest) = pattern.strip_prefix("./") {
         pattern = rest.to_owned();
@@ -43,24 +45,29 @@ pub fn list(sandbox: &Sandbox, glob: &str, limit: usize) -> Result<Listed, GlobE
     if pattern.ends_with('/') {
         pattern.push_str("**");
     }
-    let matcher = GlobBuilder::new(&pattern)
+    let bad = |source| GlobError {
+        glob: glob.to_owned(),
+        source,
+    };
+    let one = GlobBuilder::new(&pattern)
         .literal_separator(true)
         .backslash_escape(true)
         .build()
-        .map_err(|source| GlobError {
-            glob: glob.to_owned(),
-            source,
-        })?
-        .compile_matcher();
-    let parts = walk::par_files(sandbox, Vec::new, |v: &mut Vec<String>, rel, _| {
-        if matcher.is_match(rel) {
-            v.push(walk::slash(rel));
+        .map_err(bad)?;
+    // A set of one glob, not the glob's own matcher: the set sorts common shapes (`**/*.rs`,
+    // `src/**`, a literal name) into a hash or prefix test instead of a regex, several times
+    // faster over 100k paths.
+    let matcher = GlobSetBuilder::new().add(one).build().map_err(bad)?;
+    let mut paths = Vec::new();
+    let mut total = 0;
+    for p in index.paths() {
+        if matcher.is_match(Path::new(p)) {
+            total += 1;
+            if paths.len() < limit {
+                paths.push(p.to_owned());
+            }
         }
-    });
-    let mut paths: Vec<String> = parts.into_iter().flatten().collect();
-    paths.sort_unstable();
-    let total = paths.len();
-    paths.truncate(limit);
+    }
     Ok(Listed { paths, total })
 }
 
@@ -68,10 +75,11 @@ pub fn list(sandbox: &Sandbox, glob: &str, limit: usize) -> Result<Listed, GlobE
 mod tests {
     use super::*;
 
-    /// A project holding `paths`, each file a one-byte `x`.
-    fn project(paths: &[&str]) -> (tempfile::TempDir, Sandbox) {
+    /// The index of a project holding `paths`, each file a one-byte `x`.
+    fn project(paths: &[&str]) -> (tempfile::TempDir, Index) {
         let files: Vec<(&str, &[u8])> = paths.iter().map(|p| (*p, b"x".as_slice())).collect();
-        crate::sandbox::project(&files)
+        let (d, sb) = crate::sandbox::project(&files);
+        (d, Index::build(&sb))
     }
 
     #[test]

@@ -159,6 +159,7 @@ fn real_main(cli: Cli) -> Result<ExitCode, Failure> {
         sandbox: &sandbox,
         prompts: &prompts,
         limits: Limits::default(),
+        index: None,
     };
     let outcome = lp
         .run(&ask, transport.as_mut(), &cancel, &mut log_event)

@@ -9,10 +9,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::index::Index;
 use crate::sandbox::Sandbox;
 use crate::tools::{self, Limits};
 use crate::tree;
-use crate::walk;
 
 /// The file names of the overridable texts.
 pub const PREFIX_FILE: &str = "prefix.txt";
@@ -82,19 +82,19 @@ impl Prompts {
             .replace("{list_paths}", &limits.list_paths.to_string())
     }
 
-    /// The first message of a run.
+    /// The first message of a run; the tree comes from `index`.
     pub fn first_message(
         &self,
         sandbox: &Sandbox,
+        index: &Index,
         ticked: &[String],
         question: &str,
         limits: &Limits,
     ) -> String {
-        let files = walk::files(sandbox);
         let mut m = self.fill(&self.prefix, limits);
         ensure_blank_line(&mut m);
-        let _ = writeln!(m, "Project folder tree ({} files):", files.len());
-        m.push_str(&tree::render(&files, limits.tree));
+        let _ = writeln!(m, "Project folder tree ({} files):", index.len());
+        m.push_str(&tree::render(index.paths(), limits.tree));
         if !ticked.is_empty() {
             ensure_blank_line(&mut m);
             let paths: Vec<&str> = ticked.iter().map(String::as_str).collect();
@@ -149,7 +149,14 @@ mod tests {
             tail_reminder: "TAIL".into(),
             step_reminder: "STEP".into(),
         };
-        let m = p.first_message(&sb, &["ui.html".into()], " where? ", &Limits::default());
+        let index = Index::build(&sb);
+        let m = p.first_message(
+            &sb,
+            &index,
+            &["ui.html".into()],
+            " where? ",
+            &Limits::default(),
+        );
         let at = |s: &str| m.find(s).unwrap_or_else(|| panic!("{s} missing in {m}"));
         assert!(m.starts_with("PREFIX 100\n\n"));
         assert!(at("Project folder tree (2 files):\nask.mjs\nui.html\n") < at("--- ui.html"));

@@ -5,9 +5,12 @@
 //! them to stderr, the app forwards them to its window, and tests collect them, all the same
 //! way.
 
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
 use serde::{Deserialize, Serialize};
 
 use crate::exec::Cancel;
+use crate::index::Index;
 use crate::prompt::Prompts;
 use crate::protocol::{self, ProposedFile, Request, RequestKind};
 use crate::sandbox::Sandbox;
@@ -192,6 +195,10 @@ pub struct Loop<'a> {
     pub prompts: &'a Prompts,
     /// The tools' limits.
     pub limits: Limits,
+    /// A live index of the folder that the caller keeps (pult's, behind its tree view): the
+    /// run checks it for changes before each step instead of walking the folder. `None`: the
+    /// run walks the folder once, for its first message, and keeps that index fresh itself.
+    pub index: Option<&'a Mutex<Index>>,
 }
 
 impl Loop<'_> {
@@ -207,10 +214,40 @@ impl Loop<'_> {
         cancel: &Cancel,
         on_event: &mut dyn FnMut(&Event),
     ) -> Result<Outcome, RunError> {
-        let steps_max = ask.steps.max(1);
-        let mut message =
+        let first = |index: &Index| {
             self.prompts
-                .first_message(self.sandbox, &ask.files, &ask.question, &self.limits);
+                .first_message(self.sandbox, index, &ask.files, &ask.question, &self.limits)
+        };
+        let Some(shared) = self.index else {
+            // The first message needs only the paths: it goes out after the walk, and the
+            // files' sizes and times are read on another thread while the model thinks (the
+            // next step's lock waits for them).
+            let own = Mutex::new(Index::walk(self.sandbox));
+            let message = first(&lock(&own));
+            return std::thread::scope(|s| {
+                s.spawn(|| lock(&own).stat());
+                self.steps(ask, &own, message, transport, cancel, on_event)
+            });
+        };
+        let message = {
+            let mut index = lock(shared);
+            index.refresh();
+            first(&index)
+        };
+        self.steps(ask, shared, message, transport, cancel, on_event)
+    }
+
+    /// The steps of a run whose first message is ready.
+    fn steps(
+        &self,
+        ask: &Ask,
+        index: &Mutex<Index>,
+        mut message: String,
+        transport: &mut dyn Transport,
+        cancel: &Cancel,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> Result<Outcome, RunError> {
+        let steps_max = ask.steps.max(1);
         let mut steps: Vec<Step> = Vec::new();
         let mut files: Vec<ProposedFile> = Vec::new();
         let mut previous: Option<Vec<Request>> = None;
@@ -297,7 +334,15 @@ impl Loop<'_> {
                     files,
                 });
             }
-            let executed = tools::execute(self.sandbox, &parsed.requests, &self.limits);
+            let executed = {
+                let mut index = lock(index);
+                // Files may have come and gone while the model thought: LIST and FIND must see
+                // the folder as it is now. NEED reads the disk itself and needs no check.
+                if parsed.requests.iter().any(|r| r.kind != RequestKind::Need) {
+                    index.refresh();
+                }
+                tools::execute(self.sandbox, &index, &parsed.requests, &self.limits)
+            };
             for (req, stat) in step.requests.iter_mut().zip(&executed.stats) {
                 req.hits = Some(stat.hits);
                 req.truncated = stat.truncated;
@@ -312,6 +357,12 @@ impl Loop<'_> {
         }
         unreachable!("the last step always stops the loop")
     }
+}
+
+/// The index, whoever else holds it: a panic on another thread leaves it usable (a refresh
+/// is applied whole or not at all).
+fn lock(index: &Mutex<Index>) -> MutexGuard<'_, Index> {
+    index.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Marks an answer the loop could not finish, naming what was still asked.
@@ -358,6 +409,7 @@ mod tests {
             sandbox: sb,
             prompts: &prompts,
             limits: Limits::default(),
+            index: None,
         };
         let mut t = Script {
             answers: answers.iter().copied().collect(),
@@ -465,6 +517,88 @@ mod tests {
         assert_eq!(got, [("a.txt", "new\n"), ("b.txt", "b\n")]);
     }
 
+    /// A model that answers with LIST and FIND while someone edits the folder between the
+    /// steps: creates a file the next step must see, deletes one it must not.
+    struct EditsBetweenSteps {
+        root: std::path::PathBuf,
+        sent: Vec<String>,
+    }
+
+    impl Transport for EditsBetweenSteps {
+        fn send(&mut self, n: usize, m: &str, _c: &Cancel) -> Result<String, TransportError> {
+            self.sent.push(m.to_owned());
+            let (created, deleted) = match n {
+                1 => ("src/новый файл.rs", "ask.mjs"),
+                2 => ("late #2.rs", "src/новый файл.rs"),
+                _ => return Ok("Done.".into()),
+            };
+            std::fs::create_dir_all(self.root.join(created).parent().unwrap()).unwrap();
+            std::fs::write(self.root.join(created), "fn waitForAnswer() {}\n").unwrap();
+            std::fs::remove_file(self.root.join(deleted)).unwrap();
+            // The second answer asks a little differently: the same requests twice are a loop.
+            let find = if n == 1 {
+                "waitForAnswer"
+            } else {
+                "fn waitForAnswer"
+            };
+            Ok(format!("=== LIST: **/*.rs ===\n=== FIND: {find} ==="))
+        }
+    }
+
+    #[test]
+    fn list_and_find_see_files_created_and_deleted_between_steps() {
+        let (_d, sb) = setup();
+        for shared in [false, true] {
+            std::fs::write(
+                sb.root().join("ask.mjs"),
+                "async function waitForAnswer() {}\n",
+            )
+            .unwrap();
+            let _ = std::fs::remove_file(sb.root().join("late #2.rs"));
+            let live = shared.then(|| Mutex::new(Index::build(&sb)));
+            let prompts = Prompts::default();
+            let lp = Loop {
+                sandbox: &sb,
+                prompts: &prompts,
+                limits: Limits::default(),
+                index: live.as_ref(),
+            };
+            let mut t = EditsBetweenSteps {
+                root: sb.root().to_path_buf(),
+                sent: vec![],
+            };
+            let ask = Ask {
+                question: "q".into(),
+                files: vec![],
+                steps: 4,
+            };
+            lp.run(&ask, &mut t, &Cancel::new(), &mut |_| {}).unwrap();
+            assert!(t.sent[0].contains("ask.mjs"), "{}", t.sent[0]);
+            let step2 = &t.sent[1];
+            assert!(
+                step2.contains("[LIST **/*.rs]\nsrc/новый файл.rs\n"),
+                "{step2}"
+            );
+            assert!(
+                step2.contains("src/новый файл.rs:1: fn waitForAnswer"),
+                "{step2}"
+            );
+            assert!(!step2.contains("ask.mjs"), "{step2}");
+            let step3 = &t.sent[2];
+            assert!(step3.contains("[LIST **/*.rs]\nlate #2.rs\n"), "{step3}");
+            assert!(step3.contains("late #2.rs:1: fn waitForAnswer"), "{step3}");
+            assert!(!step3.contains("новый"), "{step3}");
+            if let Some(live) = live {
+                let stats = live.into_inner().unwrap().stats();
+                assert_eq!(
+                    stats.walks, 1,
+                    "the run walked a folder it was given: {stats:?}"
+                );
+                assert_eq!(stats.checks, 3, "{stats:?}");
+            }
+        }
+    }
+
     /// Answers from a script, then fails like a dead bridge.
     struct DiesAt(usize);
 
@@ -488,6 +622,7 @@ mod tests {
             sandbox: &sb,
             prompts: &prompts,
             limits: Limits::default(),
+            index: None,
         };
         let ask = Ask {
             question: "q".into(),
@@ -510,6 +645,7 @@ mod tests {
             sandbox: &sb,
             prompts: &prompts,
             limits: Limits::default(),
+            index: None,
         };
         let mut t = Script {
             answers: VecDeque::new(),

@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::Serialize;
 
 use crate::find::find;
+use crate::index::Index;
 use crate::list::list;
 use crate::protocol::{Request, RequestKind};
 use crate::sandbox::Sandbox;
@@ -64,8 +65,14 @@ pub struct Executed {
     pub stats: Vec<RequestStat>,
 }
 
-/// Runs requests in order; NEED shares one character budget across the step.
-pub fn execute(sandbox: &Sandbox, requests: &[Request], limits: &Limits) -> Executed {
+/// Runs requests in order; NEED shares one character budget across the step. NEED reads
+/// through the sandbox; LIST and FIND read `index`, which the caller keeps fresh.
+pub fn execute(
+    sandbox: &Sandbox,
+    index: &Index,
+    requests: &[Request],
+    limits: &Limits,
+) -> Executed {
     let mut out = Executed::default();
     let mut budget = limits.need_chars;
     for r in requests {
@@ -79,8 +86,8 @@ pub fn execute(sandbox: &Sandbox, requests: &[Request], limits: &Limits) -> Exec
                 &mut out.text,
                 &r.to_string(),
             ),
-            RequestKind::List => run_list(sandbox, &r.arg, limits.list_paths, &mut out.text),
-            RequestKind::Find => run_find(sandbox, &r.arg, limits.find_hits, &mut out.text),
+            RequestKind::List => run_list(index, &r.arg, limits.list_paths, &mut out.text),
+            RequestKind::Find => run_find(index, &r.arg, limits.find_hits, &mut out.text),
         };
         if out.text.len() > start && !out.text.ends_with('\n') {
             out.text.push('\n');
@@ -195,9 +202,9 @@ fn read_text(path: &Path) -> Read {
     }
 }
 
-fn run_list(sandbox: &Sandbox, glob: &str, limit: usize, out: &mut String) -> (usize, bool) {
+fn run_list(index: &Index, glob: &str, limit: usize, out: &mut String) -> (usize, bool) {
     let _ = writeln!(out, "[LIST {glob}]");
-    match list(sandbox, glob, limit) {
+    match list(index, glob, limit) {
         Err(e) => {
             let _ = writeln!(out, "{e}");
             (0, false)
@@ -224,9 +231,9 @@ fn run_list(sandbox: &Sandbox, glob: &str, limit: usize, out: &mut String) -> (u
     }
 }
 
-fn run_find(sandbox: &Sandbox, text: &str, limit: usize, out: &mut String) -> (usize, bool) {
+fn run_find(index: &Index, text: &str, limit: usize, out: &mut String) -> (usize, bool) {
     let _ = writeln!(out, "[FIND {text}]");
-    let f = find(sandbox, text, limit);
+    let f = find(index, text, limit);
     if f.total == 0 {
         let _ = writeln!(out, "no hits for: {text}");
         return (0, false);
@@ -253,7 +260,7 @@ mod tests {
     use crate::sandbox::project;
 
     fn run(sb: &Sandbox, answer: &str, limits: &Limits) -> Executed {
-        execute(sb, &parse(answer).requests, limits)
+        execute(sb, &Index::build(sb), &parse(answer).requests, limits)
     }
 
     #[test]

@@ -56,7 +56,7 @@ impl<'a> Dir<'a> {
 }
 
 /// Renders the tree of `files` (sorted relative paths with `/`).
-pub fn render(files: &[String], limits: TreeLimits) -> String {
+pub fn render<'a>(files: impl IntoIterator<Item = &'a str>, limits: TreeLimits) -> String {
     let mut root = Dir::default();
     for f in files {
         root.insert(f);
@@ -120,14 +120,10 @@ fn write_dir(out: &mut String, dir: &Dir<'_>, depth: usize, limits: TreeLimits) 
 mod tests {
     use super::*;
 
-    fn paths(v: &[&str]) -> Vec<String> {
-        v.iter().map(|s| s.to_string()).collect()
-    }
-
     #[test]
     fn small_trees_are_shown_whole() {
         let t = render(
-            &paths(&["ask.mjs", "lib/a.mjs", "lib/b/c.mjs", "ui.html"]),
+            ["ask.mjs", "lib/a.mjs", "lib/b/c.mjs", "ui.html"],
             TreeLimits::default(),
         );
         assert_eq!(t, "lib/\n  b/\n    c.mjs\n  a.mjs\nask.mjs\nui.html\n");
@@ -137,7 +133,7 @@ mod tests {
     fn wide_folders_show_more_markers() {
         let files: Vec<String> = (0..10).map(|i| format!("f{i}.txt")).collect();
         let t = render(
-            &files,
+            files.iter().map(String::as_str),
             TreeLimits {
                 max_lines: 100,
                 max_entries: 3,
@@ -151,7 +147,7 @@ mod tests {
         let mut files = vec!["a/x.rs".to_string()];
         files.extend((0..50).map(|i| format!("big/f{i:02}.rs")));
         let t = render(
-            &files,
+            files.iter().map(String::as_str),
             TreeLimits {
                 max_lines: 10,
                 max_entries: 40,
@@ -169,7 +165,7 @@ mod tests {
         let mut sorted = files;
         sorted.sort();
         let limits = TreeLimits::default();
-        let t = render(&sorted, limits);
+        let t = render(sorted.iter().map(String::as_str), limits);
         assert!(
             t.lines().count() <= limits.max_lines,
             "{}",

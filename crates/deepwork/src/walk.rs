@@ -1,4 +1,5 @@
-//! The walk over a project folder that the tree, LIST and FIND share.
+//! The walk over a project folder that the index (and so the tree, LIST and FIND) is built
+//! from.
 //!
 //! It is the walker ripgrep and fd use (`ignore`), set up the same way: `.gitignore` (even
 //! outside a git repository), `.ignore` and our own `.deepworkignore` honoured, hidden files
@@ -15,8 +16,15 @@ use crate::sandbox::{BACKUP_DIR, Sandbox};
 /// Our own ignore file, for what a user wants hidden from the model but not from git.
 pub const IGNORE_FILE: &str = ".deepworkignore";
 
-fn builder(sandbox: &Sandbox) -> WalkBuilder {
-    let mut b = WalkBuilder::new(sandbox.root());
+/// The files whose content changes what the walk yields, looked for in every folder it opens
+/// (`.git` for the `info/exclude` of a repository root). The index watches them: a change to
+/// any of them can change the whole subtree.
+pub(crate) const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", IGNORE_FILE, ".git"];
+
+/// The walker over `root` with our rules; `also` prunes further (an entry it refuses is not
+/// yielded and, for a folder, not entered).
+fn builder(root: &Path, also: impl Fn(&DirEntry) -> bool + Send + Sync + 'static) -> WalkBuilder {
+    let mut b = WalkBuilder::new(root);
     b.hidden(true)
         .git_ignore(true)
         .git_global(false)
@@ -27,7 +35,7 @@ fn builder(sandbox: &Sandbox) -> WalkBuilder {
         .follow_links(false)
         .add_custom_ignore_filename(IGNORE_FILE)
         .threads(0)
-        .filter_entry(keep);
+        .filter_entry(move |e| keep(e) && also(e));
     b
 }
 
@@ -37,17 +45,30 @@ fn keep(entry: &DirEntry) -> bool {
         || entry.depth() == 1 && name.eq_ignore_ascii_case(BACKUP_DIR))
 }
 
-/// Calls `visit(relative_path, full_path)` for every regular file of the project, on several
-/// threads at once; returns what every thread's `State` gathered.
+/// What the walk hands a visitor: a folder (the root included, as `""`) or a regular file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    Dir,
+    File,
+}
+
+/// Calls `visit(state, kind, relative_path, entry)` for every folder and regular file under
+/// `root` that the rules and `also` let through, on several threads at once; returns what
+/// every thread's state gathered.
 ///
 /// `make` builds one state per thread; `visit` fills it. Keeping state per thread means no lock
-/// is taken per file, and handing over the relative path as a `&Path` means no allocation for
-/// the files a visitor passes over (see [`slash`] to spell one).
-pub(crate) fn par_files<S, M, V>(sandbox: &Sandbox, make: M, visit: V) -> Vec<S>
+/// is taken per entry, and handing over the relative path as a `&Path` means no allocation for
+/// the entries a visitor passes over (see [`slash`] to spell one).
+pub(crate) fn par_walk<S, M, V>(
+    root: &Path,
+    also: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
+    make: M,
+    visit: V,
+) -> Vec<S>
 where
     S: Send,
     M: Fn() -> S + Sync,
-    V: Fn(&mut S, &Path, &Path) + Sync,
+    V: Fn(&mut S, Kind, &Path, &DirEntry) + Sync,
 {
     struct Local<'a, S: Send> {
         state: Option<S>,
@@ -62,8 +83,7 @@ where
     }
 
     let out = Mutex::new(Vec::new());
-    let root = sandbox.root();
-    builder(sandbox).build_parallel().run(|| {
+    builder(root, also).build_parallel().run(|| {
         let mut local = Local {
             state: Some(make()),
             out: &out,
@@ -73,15 +93,16 @@ where
             let Ok(entry) = entry else {
                 return WalkState::Continue;
             };
-            if !entry.file_type().is_some_and(|t| t.is_file()) {
-                return WalkState::Continue;
-            }
-            let path = entry.path();
-            let Ok(rel) = path.strip_prefix(root) else {
+            let kind = match entry.file_type() {
+                Some(t) if t.is_file() => Kind::File,
+                Some(t) if t.is_dir() => Kind::Dir,
+                _ => return WalkState::Continue,
+            };
+            let Ok(rel) = entry.path().strip_prefix(root) else {
                 return WalkState::Continue;
             };
             if let Some(state) = local.state.as_mut() {
-                visit(state, rel, path);
+                visit(state, kind, rel, &entry);
             }
             WalkState::Continue
         })
@@ -98,11 +119,19 @@ pub(crate) fn slash(rel: &Path) -> String {
     }
 }
 
-/// Every file of the project, as sorted relative paths with `/`.
+/// Every file of the project, as sorted relative paths with `/`: the bare walk, without the
+/// sizes and times an [`Index`](crate::Index) keeps.
 pub fn files(sandbox: &Sandbox) -> Vec<String> {
-    let parts = par_files(sandbox, Vec::new, |v: &mut Vec<String>, rel, _| {
-        v.push(slash(rel))
-    });
+    let parts = par_walk(
+        sandbox.root(),
+        |_| true,
+        Vec::new,
+        |v: &mut Vec<String>, kind, rel, _| {
+            if kind == Kind::File {
+                v.push(slash(rel));
+            }
+        },
+    );
     let mut all: Vec<String> = parts.into_iter().flatten().collect();
     all.sort_unstable();
     all

@@ -2,7 +2,7 @@
 
 use std::sync::{Arc, Mutex, RwLock};
 
-use deepwork::Sandbox;
+use deepwork::{Index, Sandbox};
 use serde::Serialize;
 use tauri::State;
 use tauri::ipc::Channel;
@@ -54,7 +54,7 @@ fn info(open: &OpenFolder) -> FolderInfo {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_else(|| root.display().to_string()),
-        files: open.index.read().map(|i| i.total()).unwrap_or(0),
+        files: open.tree.read().map(|i| i.total()).unwrap_or(0),
         watching: true,
     }
 }
@@ -73,10 +73,14 @@ pub async fn open_folder(
                 format!("cannot open {path}: {e}"),
             )
         })?;
-        let index = FolderIndex::build(&sandbox);
+        // The tree needs the paths alone; the sizes and times are read below, after the page
+        // has the tree (a run that starts first reads them itself, under the same lock).
+        let index = Index::walk(&sandbox);
+        let tree = FolderIndex::of(&index);
         Ok::<_, AppError>(Arc::new(OpenFolder {
             sandbox,
-            index: RwLock::new(Arc::new(index)),
+            index: Mutex::new(index),
+            tree: RwLock::new(Arc::new(tree)),
             watcher: Mutex::new(None),
         }))
     })
@@ -87,17 +91,18 @@ pub async fn open_folder(
     let weak = Arc::downgrade(&open);
     let root = open.sandbox.root().to_path_buf();
     std::thread::spawn(move || {
+        if let Some(open) = weak.upgrade() {
+            lock(&open.index).stat();
+        }
         let changed = on_change.clone();
         let watch_weak = weak.clone();
-        let watcher = folder::watch(&root, move || {
+        let watcher = folder::watch(&root, move |paths| {
             let Some(open) = watch_weak.upgrade() else {
                 return;
             };
-            let index = Arc::new(FolderIndex::build(&open.sandbox));
-            let files = index.total();
-            if let Ok(mut slot) = open.index.write() {
-                *slot = index;
-            }
+            // The page hears of every burst, an edit inside a file too: it measures the
+            // ticked files again.
+            let files = folder::refresh(&open.index, &open.tree, &paths);
             let _ = changed.send(FolderChanged {
                 files,
                 watching: true,
@@ -108,7 +113,7 @@ pub async fn open_folder(
             Ok(w) => *lock(&open.watcher) = Some(w),
             Err(e) => {
                 tracing::warn!(error = %e, "cannot watch the folder; the tree will not refresh by itself");
-                let files = open.index.read().map(|i| i.total()).unwrap_or(0);
+                let files = open.tree.read().map(|i| i.total()).unwrap_or(0);
                 let _ = on_change.send(FolderChanged {
                     files,
                     watching: false,
@@ -133,11 +138,7 @@ pub fn initial_folder(state: State<'_, AppState>) -> Option<String> {
 #[tauri::command]
 pub fn list_dir(state: State<'_, AppState>, dir: String) -> Result<Vec<TreeEntry>, AppError> {
     let open = state.folder()?;
-    let index = open
-        .index
-        .read()
-        .map(|i| Arc::clone(&i))
-        .unwrap_or_default();
+    let index = open.tree.read().map(|i| Arc::clone(&i)).unwrap_or_default();
     Ok(index.children(dir.trim_matches('/')))
 }
 

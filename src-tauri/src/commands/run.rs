@@ -14,7 +14,7 @@ use crate::diff::{self, DiffHunk};
 use crate::error::{AppError, ErrorCode};
 use crate::history::{History, RunSummary, StoredRun, WriteRecord, fingerprint};
 use crate::settings;
-use crate::state::{AppState, lock};
+use crate::state::{AppState, OpenFolder, lock};
 
 /// What the page asks.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]
@@ -116,8 +116,7 @@ pub async fn start_run(
     let config = settings::config(&state.paths.config)?;
     let prompts = Prompts::load(config.prompts.as_deref())?;
     let transport = deepwork::transport_from_config(&config.transport)?;
-    let sandbox = open.sandbox.clone();
-    let folder = sandbox.root().display().to_string();
+    let folder = open.sandbox.root().display().to_string();
     let id = state
         .history
         .start(&folder, &request.question, &request.files)
@@ -135,7 +134,7 @@ pub async fn start_run(
         .name(format!("deepwork-run-{id}"))
         .spawn(move || {
             let update = run_blocking(
-                id, &sandbox, &prompts, transport, &ask, &cancel, &history, &on_update,
+                id, &open, &prompts, transport, &ask, &cancel, &history, &on_update,
             );
             lock(&runs).remove(&id);
             let _ = on_update.send(update);
@@ -148,7 +147,7 @@ pub async fn start_run(
 #[allow(clippy::too_many_arguments)]
 fn run_blocking(
     id: i64,
-    sandbox: &Sandbox,
+    open: &OpenFolder,
     prompts: &Prompts,
     mut transport: Box<dyn deepwork::Transport + Send>,
     ask: &Ask,
@@ -156,10 +155,13 @@ fn run_blocking(
     history: &History,
     on_update: &Channel<RunUpdate>,
 ) -> RunUpdate {
+    let sandbox = &open.sandbox;
+    // The folder's live index: the run walks nothing, it checks for changes before each step.
     let lp = Loop {
         sandbox,
         prompts,
         limits: Limits::default(),
+        index: Some(&open.index),
     };
     let result = lp.run(ask, transport.as_mut(), cancel, &mut |e| {
         let _ = on_update.send(RunUpdate::Event { event: e.clone() });

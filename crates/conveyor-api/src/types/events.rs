@@ -17,18 +17,21 @@ wire! {
         Journal,
         Question,
         Budget,
+        /// The preflight's outcome changed (`GET /api/preflight` for the items).
+        Preflight,
     }
 }
 
 impl EventKind {
     /// Every kind.
-    pub const ALL: [EventKind; 6] = [
+    pub const ALL: [EventKind; 7] = [
         EventKind::Project,
         EventKind::Line,
         EventKind::Step,
         EventKind::Journal,
         EventKind::Question,
         EventKind::Budget,
+        EventKind::Preflight,
     ];
 
     /// The snake_case name sent on the wire (and as the SSE event's name).
@@ -40,6 +43,7 @@ impl EventKind {
             EventKind::Journal => "journal",
             EventKind::Question => "question",
             EventKind::Budget => "budget",
+            EventKind::Preflight => "preflight",
         }
     }
 }
@@ -71,13 +75,15 @@ impl EventState {
     }
 
     /// Reads the state name of an event of `kind`; `None` when that kind has no such state
-    /// (project, journal and budget events carry none).
+    /// (project, journal, budget and preflight events carry none).
     pub fn parse(kind: EventKind, s: &str) -> Option<EventState> {
         match kind {
             EventKind::Line => LineState::parse(s).map(EventState::Line),
             EventKind::Step => StepState::parse(s).map(EventState::Step),
             EventKind::Question => QuestionStatus::parse(s).map(EventState::Question),
-            EventKind::Project | EventKind::Journal | EventKind::Budget => None,
+            EventKind::Project | EventKind::Journal | EventKind::Budget | EventKind::Preflight => {
+                None
+            }
         }
     }
 }

@@ -6,6 +6,7 @@ mod error;
 mod events;
 mod lines;
 mod openapi;
+mod preflight;
 mod projects;
 mod review;
 
@@ -56,6 +57,7 @@ pub fn app(shared: Arc<Shared>) -> Router {
         .merge(review::router())
         .merge(budget::router())
         .merge(events::router())
+        .merge(preflight::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     Router::new()
         .route("/api/health", get(health))

@@ -44,6 +44,7 @@ const BEARER: &str = "bearer";
         super::review::review,
         super::review::answer,
         super::budget::budget,
+        super::preflight::preflight,
         super::events::events,
     ),
     components(schemas(conveyor_api::ApiErrorBody, conveyor_api::ErrorCode)),

@@ -38,6 +38,11 @@ pub struct Checklist {
     /// Accepted, not yet read: the deploy issue runs it when the health check stays red.
     #[serde(default)]
     pub rollback: Option<String>,
+    /// The project's own preflight items: each command must exit with its code on the
+    /// daemon's machine (e.g. that Playwright's browser is installed), or the project's lines
+    /// wait, saying which.
+    #[serde(default)]
+    pub preflight: Vec<Check>,
     /// A diff touching these globs raises the line's level to `full`.
     #[serde(default)]
     pub full_level_paths: Vec<String>,

@@ -268,6 +268,9 @@ pub struct Config {
     pub git_email: String,
     #[serde(default)]
     pub budget: BudgetConfig,
+    /// How often the preflight runs again (it also runs at start and on `GET /api/preflight`).
+    #[serde(default = "default_preflight_interval")]
+    pub preflight_interval_secs: u64,
     /// How often the scheduler looks at the queue when nothing woke it, in milliseconds.
     #[serde(default = "default_tick")]
     pub tick_ms: u64,
@@ -290,6 +293,9 @@ fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
     f.sync_all()
 }
 
+fn default_preflight_interval() -> u64 {
+    60
+}
 fn default_listen() -> SocketAddr {
     SocketAddr::from(([127, 0, 0, 1], 8790))
 }

@@ -147,6 +147,49 @@ async fn merge_rounds<F: Future<Output = Result<Regression>>>(
     ))
 }
 
+/// Whether `main` is checked out in the repository itself, and if so whether it is clean.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Checkout {
+    /// Bare, or another branch checked out: moving main touches no files.
+    NotCheckedOut,
+    Clean,
+    /// Uncommitted changes to tracked files: main cannot move under them (what they are).
+    Dirty(String),
+}
+
+/// The state of main's checkout: what the merge checks before it moves main, and what the
+/// preflight reports ahead of it.
+///
+/// # Errors
+/// When git cannot tell the status of a checked-out main.
+pub async fn checkout_of(repo: &Path, main: &str) -> Result<Checkout> {
+    let to_the_end = &CancellationToken::new();
+    let head = git(repo, &["symbolic-ref", "-q", "HEAD"], to_the_end)
+        .await
+        .ok();
+    let bare = git(repo, &["rev-parse", "--is-bare-repository"], to_the_end)
+        .await
+        .map(|s| s.trim() == "true")
+        .unwrap_or(false);
+    if bare || head.as_deref().map(str::trim) != Some(&format!("refs/heads/{main}")) {
+        return Ok(Checkout::NotCheckedOut);
+    }
+    let status = git(
+        repo,
+        &["status", "--porcelain", "--untracked-files=no"],
+        to_the_end,
+    )
+    .await?;
+    if status.trim().is_empty() {
+        return Ok(Checkout::Clean);
+    }
+    Ok(Checkout::Dirty(format!(
+        "the checkout of {main} in {} has uncommitted changes: {}",
+        repo.display(),
+        exec::tail(status.trim(), 500)
+    )))
+}
+
 enum Moved {
     Yes,
     Raced,
@@ -158,30 +201,11 @@ enum Moved {
 /// checkout behind its branch.
 async fn move_main(repo: &Path, main: &str, old: &str, new: &str) -> Result<Moved> {
     let to_the_end = &CancellationToken::new();
-    let head = git(repo, &["symbolic-ref", "-q", "HEAD"], to_the_end)
-        .await
-        .ok();
-    let bare = git(repo, &["rev-parse", "--is-bare-repository"], to_the_end)
-        .await
-        .map(|s| s.trim() == "true")
-        .unwrap_or(false);
-    let checked_out =
-        !bare && head.as_deref().map(str::trim) == Some(&format!("refs/heads/{main}"));
-    if checked_out {
-        let status = git(
-            repo,
-            &["status", "--porcelain", "--untracked-files=no"],
-            to_the_end,
-        )
-        .await?;
-        if !status.trim().is_empty() {
-            return Ok(Moved::Dirty(format!(
-                "the checkout of {main} in {} has uncommitted changes: {}",
-                repo.display(),
-                exec::tail(status.trim(), 500)
-            )));
-        }
-    }
+    let checked_out = match checkout_of(repo, main).await? {
+        Checkout::Dirty(detail) => return Ok(Moved::Dirty(detail)),
+        Checkout::Clean => true,
+        Checkout::NotCheckedOut => false,
+    };
     let r = git_raw(
         repo,
         &[

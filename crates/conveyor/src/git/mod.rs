@@ -441,7 +441,7 @@ pub async fn reset_to(worktree: &Path, commit: &str) -> Result<()> {
 
 mod merge;
 
-pub use merge::{Merge, MergeOutcome, Regression, merge_into_main};
+pub use merge::{Checkout, Merge, MergeOutcome, Regression, checkout_of, merge_into_main};
 
 #[cfg(test)]
 pub(crate) mod testing {

@@ -10,7 +10,6 @@ use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
 use crate::claude::{self, Invocation, Verdict};
-use crate::config::RootMode;
 use crate::events::EventBody;
 use crate::exec;
 use crate::git;
@@ -28,25 +27,7 @@ fn agent_env(
     line: &LineRow,
     step: &StepRow,
 ) -> std::collections::BTreeMap<String, String> {
-    let mut env = sh.cfg.agent_env.clone();
-    if sh.root_mode == RootMode::Sandbox {
-        env.insert("IS_SANDBOX".into(), "1".into());
-    }
-    if let Some(u) = &sh.agent_user {
-        // The user's own home (the CLI keeps its transcripts under `$HOME/.claude`), unless the
-        // config's `agent_env` names one explicitly.
-        env.entry("HOME".into())
-            .or_insert_with(|| u.home.to_string_lossy().into_owned());
-        env.insert("USER".into(), u.name.clone());
-        env.insert("LOGNAME".into(), u.name.clone());
-        // The worktree's git folder lives in the project's repository, owned by the daemon's
-        // user: let the agent's own git calls through git's ownership check.
-        if !env.contains_key("GIT_CONFIG_COUNT") {
-            env.insert("GIT_CONFIG_COUNT".into(), "1".into());
-            env.insert("GIT_CONFIG_KEY_0".into(), "safe.directory".into());
-            env.insert("GIT_CONFIG_VALUE_0".into(), "*".into());
-        }
-    }
+    let mut env = sh.agent_base_env();
     env.insert(
         "CONVEYOR_JOURNAL".into(),
         journal_path(sh, &line.id).to_string_lossy().into_owned(),

@@ -1,38 +1,142 @@
 //! Dead ends stop the line with a clear reason, and the daemon goes on; the budget holds a
 //! step that does not fit.
 
-use conveyor_api::{LineState, StepState};
+use conveyor_api::{
+    LineState, PreflightCode, PreflightLevel, PreflightScope, ReasonCode, StepState,
+};
 
 use crate::support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_missing_claude_binary_stops_the_line_not_the_daemon() {
+async fn a_missing_claude_binary_holds_every_line_with_the_reason_and_the_daemon_goes_on() {
     let mut d = Daemon::start().await;
     let c = d.client();
     let a = d.line("a", "x").await.id;
-    let l = wait_state(c, &a, LineState::NeedsHuman, 30).await;
+    let l = wait_for(30, "line a to say why it waits", || async {
+        let l = c.line(&a).await.ok()?;
+        (l.line.reason_code == Some(ReasonCode::Preflight)).then_some(l)
+    })
+    .await;
+    // Not failed one by one: the line waits, no step was tried, and the preflight says why.
+    assert_eq!(l.line.state, LineState::Queued);
     let reason = l.line.reason.unwrap();
     assert!(
-        reason.contains("claude binary cannot be started"),
+        reason.starts_with("waiting: the agent CLI cannot be started"),
         "{reason}"
     );
-    assert_eq!(l.line.steps[0].state, StepState::Failed);
-    // The daemon goes on: the next line of the project is taken up (and stops the same way).
+    assert!(
+        l.line.steps.iter().all(|s| s.attempts == 0),
+        "{:?}",
+        l.line.steps
+    );
+    let p = c.preflight().await.unwrap();
+    assert!(p.blocking);
+    let item = p
+        .items
+        .iter()
+        .find(|i| i.code == PreflightCode::AgentBinary)
+        .unwrap();
+    assert_eq!(
+        (item.level, item.scope),
+        (PreflightLevel::Blocking, PreflightScope::Daemon)
+    );
+    assert!(
+        item.fix.as_deref().unwrap().contains("claude_bin"),
+        "{item:?}"
+    );
+    // The daemon goes on serving and the next line waits the same way.
     let b = d.line("b", "x").await.id;
-    wait_state(c, &b, LineState::NeedsHuman, 30).await;
+    assert_eq!(c.line(&b).await.unwrap().line.state, LineState::Queued);
     assert_eq!(c.health().await.unwrap().status, "ok");
     d.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn not_logged_in_stops_the_line_with_the_reason() {
+async fn the_real_cli_not_logged_in_holds_the_lines_before_any_step() {
     // No login, and nowhere real to reach: the API base is a closed loopback port and every
     // optional traffic is off, as in the other tests.
     let mut d = Daemon::builder().not_logged_in().start().await;
     let a = d.line("a", "x").await.id;
-    let l = wait_state(d.client(), &a, LineState::NeedsHuman, 60).await;
-    let reason = l.line.reason.unwrap();
-    assert!(reason.contains("not logged in"), "{reason}");
+    let l = wait_for(60, "line a to say why it waits", || async {
+        let l = d.client().line(&a).await.ok()?;
+        (l.line.reason_code == Some(ReasonCode::Preflight)).then_some(l)
+    })
+    .await;
+    assert_eq!(
+        l.line.reason.as_deref(),
+        Some("waiting: claude is not logged in (authMethod none)")
+    );
+    assert!(l.line.steps.iter().all(|s| s.attempts == 0));
+    d.stop().await;
+}
+
+/// A fake `claude` that answers `auth status` as the real one does when not logged in, until
+/// `flag` exists; everything else goes to the real CLI.
+fn login_switch(dir: &std::path::Path, flag: &std::path::Path) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join("claude-login-switch");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nif [ \"$1\" = auth ] && [ \"$2\" = status ] && [ ! -e '{flag}' ]; then\n  echo '{{\"loggedIn\": false, \"authMethod\": \"none\"}}'\n  exit 1\nfi\nexec '{real}' \"$@\"\n",
+            flag = flag.display(),
+            real = claude_bin().display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_line_waits_while_the_agent_is_not_logged_in_and_runs_once_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flag = tmp.path().join("logged-in");
+    let fake = login_switch(tmp.path(), &flag);
+    let mut d = Daemon::builder().mock().claude_bin(&fake).start().await;
+    let (c, mock) = (d.client(), d.mock());
+    let line = d.line("after login", "x").await;
+    let plan = serde_json::json!({"steps": [{"title": "write", "task": "x", "checks": []}]});
+    mock.script(
+        &line.session_id,
+        serde_json::json!({"1": [write_plan(&plan), text("planned")], "2": [write("b.txt", "b\n"), text("done")]}),
+    )
+    .await;
+    let l = wait_for(60, "the line to say it waits for the login", || async {
+        let l = c.line(&line.id).await.ok()?;
+        (l.line.reason_code == Some(ReasonCode::Preflight)).then_some(l)
+    })
+    .await;
+    assert_eq!(l.line.state, LineState::Queued);
+    assert_eq!(
+        l.line.reason.as_deref(),
+        Some("waiting: claude is not logged in (authMethod none)")
+    );
+    let p = c.preflight().await.unwrap();
+    let login = p
+        .items
+        .iter()
+        .find(|i| i.code == PreflightCode::AgentLogin)
+        .unwrap();
+    assert_eq!(login.level, PreflightLevel::Blocking);
+    // Nothing started: no request reached the API, no step was tried.
+    assert!(mock.requests(&line.session_id).await.is_empty());
+    assert!(l.line.steps.iter().all(|s| s.attempts == 0));
+
+    // Logged in now: the next preflight (here asked for, as pult's Check does) lets the line
+    // go on in the same daemon, no restart.
+    std::fs::write(&flag, "").unwrap();
+    let p = c.preflight().await.unwrap();
+    assert!(!p.blocking, "{p:?}");
+    let login = p
+        .items
+        .iter()
+        .find(|i| i.code == PreflightCode::AgentLogin)
+        .unwrap();
+    assert_eq!(login.message, "claude is logged in (api_key)");
+    let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 120).await;
+    assert_eq!(done.line.reason_code, None);
+    assert!(!mock.requests(&line.session_id).await.is_empty());
     d.stop().await;
 }
 
@@ -40,13 +144,15 @@ async fn not_logged_in_stops_the_line_with_the_reason() {
 async fn a_step_that_does_not_fit_the_window_waits_at_its_checkpoint() {
     let mut d = Daemon::builder()
         .config("[budget]\nthreshold_usd = 0.5\ndefault_estimate_usd = 1.0\n")
+        .mock()
         .start()
         .await;
     let a = d.line("a", "x").await.id;
     let l = wait_state(d.client(), &a, LineState::WaitingBudget, 30).await;
     assert!(l.line.reason.unwrap().contains("threshold"));
     assert!(l.line.park_until.is_some());
-    // Nothing ran: the binary (missing) was never tried.
+    assert_eq!(l.line.reason_code, Some(ReasonCode::Budget));
+    // Nothing ran: no step was tried.
     assert!(l.line.steps.iter().all(|s| s.attempts == 0));
     d.stop().await;
 }

@@ -55,7 +55,12 @@ impl Mock {
         Mock {
             child,
             port,
-            http: reqwest::Client::new(),
+            // The mock closes a connection idle for 1 s (`keepAliveTimeout`): reusing one that
+            // old races its close and fails with a reset, so the pool lets them go sooner.
+            http: reqwest::Client::builder()
+                .pool_idle_timeout(Duration::from_millis(500))
+                .build()
+                .unwrap(),
         }
     }
 

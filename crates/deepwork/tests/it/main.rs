@@ -7,6 +7,7 @@ mod apply;
 mod bridge;
 mod check;
 mod config;
+mod fresh;
 mod limits;
 mod openai;
 mod protocol_cli;

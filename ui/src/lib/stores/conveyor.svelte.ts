@@ -69,6 +69,8 @@ const TOUCHES: Record<Event['kind'], Resource[]> = {
   journal: ['detail', 'review'],
   question: ['review', 'detail'],
   budget: ['budget', 'lines'],
+  // What blocks changed: the lines say why they wait.
+  preflight: ['lines'],
 };
 
 /** The preflight's blocking items: the daemon's first (they stop every line), then each
