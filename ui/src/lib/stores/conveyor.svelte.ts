@@ -69,8 +69,8 @@ const TOUCHES: Record<Event['kind'], Resource[]> = {
   journal: ['detail', 'review'],
   question: ['review', 'detail'],
   budget: ['budget', 'lines'],
-  // What blocks changed: the lines say why they wait.
-  preflight: ['lines'],
+  // What blocks changed: the banner, and the lines that say why they wait.
+  preflight: ['preflight', 'lines', 'detail'],
 };
 
 /** The preflight's blocking items: the daemon's first (they stop every line), then each

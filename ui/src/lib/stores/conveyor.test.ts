@@ -130,6 +130,24 @@ describe('ConveyorStore', () => {
     }
   });
 
+  it('a preflight event reloads the preflight and the lines, and nothing else', async () => {
+    const s = new ConveyorStore();
+    await s.loadPreflight();
+    expect(s.blocking).toEqual([]);
+    vi.clearAllMocks();
+    api.preflight.mockResolvedValue(preflight([notLoggedIn]));
+    s.onEvent(ev({ kind: 'preflight' }));
+    await s.flush();
+    expect(api.preflight).toHaveBeenCalledTimes(1);
+    expect(api.lines).toHaveBeenCalledTimes(1);
+    for (const f of [api.review, api.budget, api.projects]) expect(f).not.toHaveBeenCalled();
+    expect(s.blocking.map((i) => i.code)).toEqual(['agent_login']);
+    // Other events leave the preflight alone.
+    s.onEvent(ev({ kind: 'line', line_id: 'a', state: 'running' }));
+    await s.flush();
+    expect(api.preflight).toHaveBeenCalledTimes(1);
+  });
+
   it('a line ready to accept is notified once, with its title', async () => {
     const s = new ConveyorStore();
     await s.loadLines();
