@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, makeRepo } from './support.mjs';
+import { CLAUDE, makeRepo, queueLine } from './support.mjs';
 
 let app;
 let dirs;
@@ -87,24 +87,7 @@ test('not logged in: the Lines banner says so with its fix, a queued line waits,
   assert.ok(banner.every((i) => i.level === 'blocking'), JSON.stringify(banner));
 
   // A line queued now waits, its reason worded by its code and the daemon's text beneath.
-  await d.type('[data-testid=project-name]', 'sample');
-  await d.type('[data-testid=project-repo]', repo);
-  await d.click('[data-testid=project-add]');
-  const projectId = await d.until(
-    () => d.script("const o = [...document.querySelectorAll('[data-testid=line-project] option')].find((o) => o.textContent.includes('sample')); return o ? o.value : null;"),
-    'the project in the line form',
-  );
-  await d.script(
-    "const s = document.querySelector('[data-testid=line-project]'); s.value = arguments[0]; s.dispatchEvent(new Event('change', { bubbles: true }));",
-    [projectId],
-  );
-  await d.type('[data-testid=line-title]', 'Заметки');
-  await d.type('[data-testid=line-task]', 'Write notes.txt.');
-  await d.click('[data-testid=line-add]');
-  const lineId = await d.until(
-    () => d.script("return document.querySelector('[data-testid=line-row]')?.dataset.lineId ?? null;"),
-    'the line in the list',
-  );
+  const lineId = await queueLine(d, { project: 'sample', repo, title: 'Заметки', task: 'Write notes.txt.' });
   await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
   const reason = await d.until(
     () =>

@@ -1,5 +1,5 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
-import { tick } from 'svelte';
+import { flush } from '../test/flush';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../test/conveyor-ipc';
 import {
@@ -60,13 +60,6 @@ const diff: LineDiff = {
     },
     { path: 'logo.png', change: 'added', binary: true, patch: '' },
   ],
-};
-
-const flush = async () => {
-  for (let i = 0; i < 5; i++) {
-    await Promise.resolve();
-    await tick();
-  }
 };
 
 beforeEach(() => {

@@ -1,5 +1,5 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
-import { tick } from 'svelte';
+import { flush } from '../test/flush';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { DeepworkSettings, SettingsView } from '../lib/ipc';
 
@@ -35,13 +35,6 @@ const viewOf = (settings: DeepworkSettings): SettingsView => ({
   error: null,
   defaults: { steps: 7, max_steps: 50, timeout_secs: 1234, chat: 'deep' },
 });
-
-const flush = async () => {
-  for (let i = 0; i < 5; i++) {
-    await Promise.resolve();
-    await tick();
-  }
-};
 
 beforeEach(() => {
   vi.resetAllMocks();
