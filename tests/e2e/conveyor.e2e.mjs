@@ -9,7 +9,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, agentEnvToml, bash, git, makeRepo, queueLine, startMock, text, writePlan } from './support.mjs';
+import {
+  CLAUDE,
+  agentEnvToml,
+  bash,
+  embeddedConnected,
+  git,
+  makeRepo,
+  queueLine,
+  startMock,
+  text,
+  writePlan,
+} from './support.mjs';
 
 const QUESTION = {
   kind: 'question',
@@ -86,11 +97,7 @@ const detailState = (d) => d.script("return document.querySelector('[data-testid
 
 test('a line queued in the app runs with the embedded daemon, is answered, remarked and accepted', async () => {
   const d = app.driver;
-  await d.until(
-    async () => (await d.script("return document.querySelector('[data-testid=conveyor-status]')?.dataset.state;")) === 'connected',
-    'the embedded daemon connected',
-    60000,
-  );
+  await embeddedConnected(d);
 
   // Queue: a project, then a line on it.
   await d.click('[data-testid=nav-lines]');

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, makeRepo, queueLine } from './support.mjs';
+import { CLAUDE, embeddedConnected, makeRepo, queueLine } from './support.mjs';
 
 let app;
 let dirs;
@@ -67,11 +67,7 @@ const items = (d, within) =>
 
 test('not logged in: the Lines banner says so with its fix, a queued line waits, Check lists it', async () => {
   const d = app.driver;
-  await d.until(
-    async () => (await d.script("return document.querySelector('[data-testid=conveyor-status]')?.dataset.state;")) === 'connected',
-    'the embedded daemon connected',
-    60000,
-  );
+  await embeddedConnected(d);
 
   // The banner, before any line is queued.
   await d.click('[data-testid=nav-lines]');

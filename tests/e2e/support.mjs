@@ -113,3 +113,12 @@ export async function queueLine(d, { project, repo, title, task }) {
     'the line in the list',
   );
 }
+
+/** Waits until the app's badge says the (embedded) daemon is connected; it starts slowly. */
+export function embeddedConnected(d) {
+  return d.until(
+    async () => (await d.script("return document.querySelector('[data-testid=conveyor-status]')?.dataset.state;")) === 'connected',
+    'the embedded daemon connected',
+    60000,
+  );
+}
