@@ -1,6 +1,8 @@
 //! The TypeScript types of everything that crosses IPC, generated from the Rust types into
-//! `ui/src/lib/generated/types.ts`. The file is committed; this test fails when it is stale
-//! (run with `UPDATE_BINDINGS=1` to rewrite it).
+//! `ui/src/lib/generated/types.ts`, and every value of the daemon's code enums into
+//! `ui/src/lib/generated/codes.ts` (so the message catalogue's test enumerates what Rust
+//! knows, not a second list). The files are committed; these tests fail when one is stale
+//! (run with `UPDATE_BINDINGS=1` to rewrite them).
 
 use ts_rs::TS;
 
@@ -23,6 +25,7 @@ fn generated() -> String {
         crate::diff::DiffHunk::decl(),
         crate::settings::DeepworkSettings::decl(),
         crate::settings::SettingsView::decl(),
+        crate::settings::DeepworkDefaults::decl(),
         crate::settings::Prefs::decl(),
         crate::conveyor::ConnectionMode::decl(),
         crate::conveyor::ConnectionState::decl(),
@@ -43,7 +46,8 @@ fn generated() -> String {
     ];
     let mut out = String::from(
         "// Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit:\n\
-         // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.\n\n",
+         // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.\n\n\
+         import type { ErrorCode as DaemonErrorCode } from './conveyor';\n\n",
     );
     for d in decls {
         out.push_str("export ");
@@ -53,9 +57,39 @@ fn generated() -> String {
     out.trim_end().to_owned() + "\n"
 }
 
+/// `export const NAME: readonly Type[] = [...]` for each code enum of the daemon.
+fn codes() -> String {
+    fn list<T: Copy>(name: &str, ty: &str, all: &[T], text: fn(T) -> &'static str) -> String {
+        let values: Vec<String> = all.iter().map(|v| format!("'{}'", text(*v))).collect();
+        format!(
+            "export const {name}: readonly {ty}[] = [{}];\n",
+            values.join(", ")
+        )
+    }
+    use conveyor_api::{ErrorCode, PreflightCode, ReasonCode};
+    [
+        "// Generated from crates/conveyor-api's enums by src-tauri/src/bindings.rs. Do not edit:\n\
+         // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.\n\n\
+         import type { ErrorCode, PreflightCode, ReasonCode } from './conveyor';\n\n"
+            .to_owned(),
+        "/** Every `ReasonCode`: why a line waits or stopped. */\n".to_owned(),
+        list("REASON_CODES", "ReasonCode", ReasonCode::ALL, ReasonCode::as_str),
+        "/** Every `PreflightCode`: the preflight's checks. */\n".to_owned(),
+        list("PREFLIGHT_CODES", "PreflightCode", PreflightCode::ALL, PreflightCode::as_str),
+        "/** Every `ErrorCode` of the daemon's API. */\n".to_owned(),
+        list("DAEMON_ERROR_CODES", "ErrorCode", &ErrorCode::ALL, ErrorCode::as_str),
+    ]
+    .concat()
+}
+
 #[test]
 fn generated_types_are_fresh() {
     fresh("types.ts", &generated());
+}
+
+#[test]
+fn generated_codes_are_fresh() {
+    fresh("codes.ts", &codes());
 }
 
 fn fresh(name: &str, want: &str) {

@@ -47,7 +47,7 @@ pub enum ErrorCode {
     Internal,
 }
 
-/// An error for the front end: `{code, message, field}`.
+/// An error for the front end: `{code, message, field, daemon_code}`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS, thiserror::Error)]
 #[error("{message}")]
 pub struct AppError {
@@ -57,6 +57,10 @@ pub struct AppError {
     pub message: String,
     /// The config key to fix, when one is to blame.
     pub field: Option<String>,
+    /// The daemon's own code when the daemon refused (so the page words it in the
+    /// interface's language, with `message`, the daemon's text, beneath).
+    #[ts(type = "DaemonErrorCode | null")]
+    pub daemon_code: Option<conveyor_api::ErrorCode>,
 }
 
 impl AppError {
@@ -66,6 +70,15 @@ impl AppError {
             code,
             message: message.into(),
             field: None,
+            daemon_code: None,
+        }
+    }
+
+    /// `config_invalid`, naming the config key to fix.
+    pub fn invalid(field: &str, message: impl Into<String>) -> AppError {
+        AppError {
+            field: Some(field.to_owned()),
+            ..AppError::new(ErrorCode::ConfigInvalid, message)
         }
     }
 }
@@ -74,11 +87,7 @@ impl From<deepwork::ConfigError> for AppError {
     fn from(e: deepwork::ConfigError) -> AppError {
         let message = e.to_string();
         match e {
-            deepwork::ConfigError::Invalid { field, .. } => AppError {
-                code: ErrorCode::ConfigInvalid,
-                message,
-                field: Some(field.to_owned()),
-            },
+            deepwork::ConfigError::Invalid { field, .. } => AppError::invalid(field, message),
             _ => AppError::new(ErrorCode::ConfigBroken, message),
         }
     }
@@ -151,7 +160,14 @@ impl From<conveyor_api::ClientError> for AppError {
             conveyor_api::ClientError::Transport(t) => format!("no answer from the daemon: {t}"),
             other => other.to_string(),
         };
-        AppError::new(code, message)
+        let daemon_code = match &e {
+            conveyor_api::ClientError::Api { code, .. } => *code,
+            _ => None,
+        };
+        AppError {
+            daemon_code,
+            ..AppError::new(code, message)
+        }
     }
 }
 
@@ -172,7 +188,10 @@ mod tests {
     fn the_daemons_codes_map_to_the_apps() {
         assert_eq!(
             refused(409, Some(Api::UnmergedCommits)),
-            AppError::new(ErrorCode::Unmerged, "why")
+            AppError {
+                daemon_code: Some(Api::UnmergedCommits),
+                ..AppError::new(ErrorCode::Unmerged, "why")
+            }
         );
         assert_eq!(
             refused(409, Some(Api::InvalidState)).code,
@@ -185,8 +204,11 @@ mod tests {
         // A 401 is a refused token even when the answer is not the daemon's.
         assert_eq!(refused(401, None).code, ErrorCode::Unauthorized);
         for code in [Api::NotFound, Api::BadRequest, Api::Exists, Api::Internal] {
-            assert_eq!(refused(400, Some(code)).code, ErrorCode::Daemon, "{code}");
+            let e = refused(400, Some(code));
+            // The daemon's code travels along, so the page can word it.
+            assert_eq!((e.code, e.daemon_code), (ErrorCode::Daemon, Some(code)));
         }
         assert_eq!(refused(502, None).code, ErrorCode::Daemon);
+        assert_eq!(refused(502, None).daemon_code, None);
     }
 }

@@ -19,12 +19,12 @@ pub struct DeepworkSettings {
     pub bridge: String,
     /// The bridge's chat.
     pub chat: String,
-    /// Steps per run; 0 for the default.
-    pub steps: u32,
+    /// Steps per run; `null` for deepwork's default (the key stays out of the file).
+    pub steps: Option<u32>,
     /// The node binary.
     pub node: String,
-    /// Seconds per step; 0 for the default.
-    pub timeout_secs: u32,
+    /// Seconds per step; `null` for deepwork's default.
+    pub timeout_secs: Option<u32>,
     /// OpenAI-compatible endpoint.
     pub base_url: String,
     /// Its model.
@@ -44,6 +44,33 @@ pub struct SettingsView {
     pub settings: DeepworkSettings,
     /// Why the file on disk cannot be used, if it cannot.
     pub error: Option<AppError>,
+    /// What deepwork uses for what the file leaves out (the form's placeholders).
+    pub defaults: DeepworkDefaults,
+}
+
+/// deepwork's own defaults and limits, sent so the form shows them and never keeps a copy.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]
+pub struct DeepworkDefaults {
+    /// Steps per run when `steps` is unset.
+    pub steps: u32,
+    /// The most steps deepwork accepts.
+    pub max_steps: u32,
+    /// Seconds per step when `timeout_secs` is unset.
+    pub timeout_secs: u32,
+    /// The bridge's chat when `chat` is unset.
+    pub chat: String,
+}
+
+impl DeepworkDefaults {
+    fn new() -> DeepworkDefaults {
+        let n = |v: u64| u32::try_from(v).unwrap_or(u32::MAX);
+        DeepworkDefaults {
+            steps: n(deepwork::DEFAULT_STEPS as u64),
+            max_steps: n(deepwork::MAX_STEPS as u64),
+            timeout_secs: n(deepwork::DEFAULT_TIMEOUT_SECS),
+            chat: deepwork::DEFAULT_CHAT.to_owned(),
+        }
+    }
 }
 
 /// The app's own preferences.
@@ -81,12 +108,9 @@ impl DeepworkSettings {
             },
             bridge: p(&f.bridge),
             chat: s(&f.chat),
-            steps: f.steps.and_then(|v| u32::try_from(v).ok()).unwrap_or(0),
+            steps: f.steps.and_then(|v| u32::try_from(v).ok()),
             node: p(&f.node),
-            timeout_secs: f
-                .timeout_secs
-                .and_then(|v| u32::try_from(v).ok())
-                .unwrap_or(0),
+            timeout_secs: f.timeout_secs.and_then(|v| u32::try_from(v).ok()),
             base_url: s(&f.base_url),
             model: s(&f.model),
             api_key_env: s(&f.api_key_env),
@@ -108,12 +132,9 @@ impl DeepworkSettings {
         );
         put("bridge", opt(&self.bridge).map(Into::into));
         put("chat", opt(&self.chat).map(Into::into));
-        put("steps", (self.steps > 0).then(|| self.steps.into()));
+        put("steps", self.steps.map(Into::into));
         put("node", opt(&self.node).map(Into::into));
-        put(
-            "timeout_secs",
-            (self.timeout_secs > 0).then(|| self.timeout_secs.into()),
-        );
+        put("timeout_secs", self.timeout_secs.map(Into::into));
         put("base_url", opt(&self.base_url).map(Into::into));
         put("model", opt(&self.model).map(Into::into));
         put("api_key_env", opt(&self.api_key_env).map(Into::into));
@@ -145,6 +166,7 @@ pub fn load(path: &Path) -> SettingsView {
         exists,
         settings: DeepworkSettings::from_file(&file),
         error,
+        defaults: DeepworkDefaults::new(),
     }
 }
 
@@ -155,11 +177,10 @@ pub fn load(path: &Path) -> SettingsView {
 /// `config_invalid` naming the field, or `internal` when the file cannot be written.
 pub fn save(path: &Path, settings: &DeepworkSettings) -> Result<SettingsView, AppError> {
     if !matches!(settings.transport.as_str(), "bridge" | "openai") {
-        return Err(AppError {
-            code: ErrorCode::ConfigInvalid,
-            message: format!("unknown transport {:?}", settings.transport),
-            field: Some("transport".into()),
-        });
+        return Err(AppError::invalid(
+            "transport",
+            format!("unknown transport {:?}", settings.transport),
+        ));
     }
     let keep = ConfigFile::read(path).unwrap_or_default();
     let json = settings.to_json(&keep);
@@ -207,11 +228,10 @@ pub fn load_prefs(path: &Path) -> Prefs {
 /// `config_invalid` for an unknown language, `internal` when the file cannot be written.
 pub fn save_prefs(path: &Path, prefs: &Prefs) -> Result<(), AppError> {
     if !matches!(prefs.language.as_str(), "ru" | "en") {
-        return Err(AppError {
-            code: ErrorCode::ConfigInvalid,
-            message: format!("unknown language {:?}", prefs.language),
-            field: Some("language".into()),
-        });
+        return Err(AppError::invalid(
+            "language",
+            format!("unknown language {:?}", prefs.language),
+        ));
     }
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);
@@ -236,12 +256,12 @@ mod tests {
         let s = DeepworkSettings {
             transport: "bridge".into(),
             bridge: "/oo/ask.mjs".into(),
-            steps: 6,
+            steps: Some(6),
             ..Default::default()
         };
         let view = save(&path, &s).unwrap();
         assert!(view.exists);
-        assert_eq!(view.settings.steps, 6);
+        assert_eq!(view.settings.steps, Some(6));
         let text = std::fs::read_to_string(&path).unwrap();
         let v: serde_json::Value = serde_json::from_str(&text).unwrap();
         assert_eq!(v, serde_json::json!({"bridge": "/oo/ask.mjs", "steps": 6}));
@@ -263,11 +283,49 @@ mod tests {
         );
         let s = DeepworkSettings {
             transport: "bridge".into(),
-            steps: 99,
+            steps: Some(99),
             ..Default::default()
         };
         assert_eq!(save(&path, &s).unwrap_err().field.as_deref(), Some("steps"));
+        // 0 is a value deepwork refuses, not a way to say "the default".
+        let s = DeepworkSettings {
+            transport: "bridge".into(),
+            timeout_secs: Some(0),
+            ..Default::default()
+        };
+        assert_eq!(
+            save(&path, &s).unwrap_err().field.as_deref(),
+            Some("timeout_secs")
+        );
         assert!(!path.exists());
+    }
+
+    #[test]
+    fn unset_numbers_stay_unset_and_the_defaults_are_deepworks() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("config.json");
+        let fresh = load(&path);
+        assert_eq!(
+            (fresh.settings.steps, fresh.settings.timeout_secs),
+            (None, None)
+        );
+        assert_eq!(
+            (fresh.defaults.steps, fresh.defaults.timeout_secs),
+            (4, 900)
+        );
+        let s = DeepworkSettings {
+            transport: "bridge".into(),
+            chat: "fast".into(),
+            ..Default::default()
+        };
+        let view = save(&path, &s).unwrap();
+        assert_eq!(
+            (view.settings.steps, view.settings.timeout_secs),
+            (None, None)
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(v, serde_json::json!({"chat": "fast"}));
     }
 
     #[test]

@@ -9,7 +9,18 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, agentEnvToml, bash, git, makeRepo, startMock, text, writePlan } from './support.mjs';
+import {
+  CLAUDE,
+  agentEnvToml,
+  bash,
+  embeddedConnected,
+  git,
+  makeRepo,
+  queueLine,
+  startMock,
+  text,
+  writePlan,
+} from './support.mjs';
 
 const QUESTION = {
   kind: 'question',
@@ -86,32 +97,11 @@ const detailState = (d) => d.script("return document.querySelector('[data-testid
 
 test('a line queued in the app runs with the embedded daemon, is answered, remarked and accepted', async () => {
   const d = app.driver;
-  await d.until(
-    async () => (await d.script("return document.querySelector('[data-testid=conveyor-status]')?.dataset.state;")) === 'connected',
-    'the embedded daemon connected',
-    60000,
-  );
+  await embeddedConnected(d);
 
   // Queue: a project, then a line on it.
   await d.click('[data-testid=nav-lines]');
-  await d.type('[data-testid=project-name]', 'sample');
-  await d.type('[data-testid=project-repo]', repo);
-  await d.click('[data-testid=project-add]');
-  const projectId = await d.until(
-    () => d.script("const o = [...document.querySelectorAll('[data-testid=line-project] option')].find((o) => o.textContent.includes('sample')); return o ? o.value : null;"),
-    'the project in the line form',
-  );
-  await d.script(
-    "const s = document.querySelector('[data-testid=line-project]'); s.value = arguments[0]; s.dispatchEvent(new Event('change', { bubbles: true }));",
-    [projectId],
-  );
-  await d.type('[data-testid=line-title]', 'Заметки');
-  await d.type('[data-testid=line-task]', 'Write notes.txt and notes.rs.');
-  await d.click('[data-testid=line-add]');
-  const lineId = await d.until(
-    () => d.script("return document.querySelector('[data-testid=line-row]')?.dataset.lineId ?? null;"),
-    'the line in the list',
-  );
+  const lineId = await queueLine(d, { project: 'sample', repo, title: 'Заметки', task: 'Write notes.txt and notes.rs.' });
   await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
   await d.waitFor(`[data-testid=line-detail][data-line-id="${lineId}"]`);
 

@@ -84,3 +84,41 @@ export const writePlan = (plan) => bash(`cat > "$CONVEYOR_PLAN" <<'PLAN'\n${JSON
 export function ownerOnly(file) {
   return (fs.statSync(file).mode & 0o777) === 0o600;
 }
+
+/**
+ * Adds a project on `repo` and queues a line on it through the Lines page's forms; resolves to
+ * the new line's id (the first row of the list).
+ */
+export async function queueLine(d, { project, repo, title, task }) {
+  await d.type('[data-testid=project-name]', project);
+  await d.type('[data-testid=project-repo]', repo);
+  await d.click('[data-testid=project-add]');
+  const projectId = await d.until(
+    () =>
+      d.script(
+        "const o = [...document.querySelectorAll('[data-testid=line-project] option')].find((o) => o.textContent.includes(arguments[0])); return o ? o.value : null;",
+        [project],
+      ),
+    'the project in the line form',
+  );
+  await d.script(
+    "const s = document.querySelector('[data-testid=line-project]'); s.value = arguments[0]; s.dispatchEvent(new Event('change', { bubbles: true }));",
+    [projectId],
+  );
+  await d.type('[data-testid=line-title]', title);
+  await d.type('[data-testid=line-task]', task);
+  await d.click('[data-testid=line-add]');
+  return d.until(
+    () => d.script("return document.querySelector('[data-testid=line-row]')?.dataset.lineId ?? null;"),
+    'the line in the list',
+  );
+}
+
+/** Waits until the app's badge says the (embedded) daemon is connected; it starts slowly. */
+export function embeddedConnected(d) {
+  return d.until(
+    async () => (await d.script("return document.querySelector('[data-testid=conveyor-status]')?.dataset.state;")) === 'connected',
+    'the embedded daemon connected',
+    60000,
+  );
+}

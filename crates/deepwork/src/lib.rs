@@ -35,8 +35,9 @@ mod walk;
 pub use apply::{ApplyError, Written, backup_stamp, write};
 pub use check::{CheckItem, CheckKind, CheckReport, check};
 pub use config::{
-    BridgeConfig, Config, ConfigError, ConfigFile, OpenAiConfig, Overrides, TransportConfig,
-    TransportKind, default_bridge, default_path,
+    BridgeConfig, Config, ConfigError, ConfigFile, DEFAULT_CHAT, DEFAULT_STEPS,
+    DEFAULT_TIMEOUT_SECS, MAX_STEPS, OpenAiConfig, Overrides, TransportConfig, TransportKind,
+    default_bridge, default_path,
 };
 pub use exec::Cancel;
 pub use find::{Found, Hit, find};

@@ -2,7 +2,8 @@
 //! client (embedded or remote alike), its errors mapped to stable codes.
 
 use conveyor_api::{
-    Answer, Budget, Line, LineDetail, LineDiff, NewLine, NewProject, Project, Question, Review,
+    Answer, Budget, Line, LineDetail, LineDiff, NewLine, NewProject, Preflight, Project, Question,
+    Review,
 };
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
@@ -119,6 +120,12 @@ pub async fn conveyor_answer(
 #[tauri::command]
 pub async fn conveyor_budget(conveyor: State<'_, Conveyor>) -> Result<Budget, AppError> {
     Ok(conveyor.client()?.budget().await?)
+}
+
+/// What would stop a step now: the daemon runs its checks again and answers.
+#[tauri::command]
+pub async fn conveyor_preflight(conveyor: State<'_, Conveyor>) -> Result<Preflight, AppError> {
+    Ok(conveyor.client()?.preflight().await?)
 }
 
 /// An OS notification; the page decides when (only "needs you" and "ready to accept").

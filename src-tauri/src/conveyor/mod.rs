@@ -209,10 +209,13 @@ impl Conveyor {
         let url = url.filter(|u| !u.is_empty());
         if req.mode == ConnectionMode::Remote {
             let Some(u) = &url else {
-                return Err(invalid("url", "the remote daemon's URL is required"));
+                return Err(AppError::invalid(
+                    "url",
+                    "the remote daemon's URL is required",
+                ));
             };
             if !(u.starts_with("http://") || u.starts_with("https://")) {
-                return Err(invalid(
+                return Err(AppError::invalid(
                     "url",
                     format!("{u}: the URL must start with http:// or https://"),
                 ));
@@ -222,7 +225,10 @@ impl Conveyor {
                     self.tokens.save(t)?;
                 }
                 _ if self.tokens.load().is_none() => {
-                    return Err(invalid("token", "the remote daemon's token is required"));
+                    return Err(AppError::invalid(
+                        "token",
+                        "the remote daemon's token is required",
+                    ));
                 }
                 _ => {}
             }
@@ -318,14 +324,6 @@ impl Conveyor {
         if let Some(h) = inner.embedded.take() {
             h.stop().await;
         }
-    }
-}
-
-fn invalid(field: &str, message: impl Into<String>) -> AppError {
-    AppError {
-        code: ErrorCode::ConfigInvalid,
-        message: message.into(),
-        field: Some(field.into()),
     }
 }
 

@@ -75,18 +75,24 @@ fn settings_round_trip_and_errors_carry_codes() {
     let view = invoke(&app, "get_settings", json!({})).unwrap();
     assert_eq!(view["path"], app.config.display().to_string());
     assert_eq!(view["exists"], false);
+    // Unset numbers are null, deepwork's defaults sent beside them for the placeholders.
+    assert_eq!(view["settings"]["steps"], json!(null));
+    assert_eq!(view["settings"]["timeout_secs"], json!(null));
+    assert_eq!(view["defaults"]["steps"], 4);
+    assert_eq!(view["defaults"]["timeout_secs"], 900);
 
-    let bad = json!({"settings": {"transport": "openai", "bridge": "", "chat": "", "steps": 0, "node": "",
-        "timeout_secs": 0, "base_url": "", "model": "m", "api_key_env": ""}});
+    let bad = json!({"settings": {"transport": "openai", "bridge": "", "chat": "", "steps": null, "node": "",
+        "timeout_secs": null, "base_url": "", "model": "m", "api_key_env": ""}});
     let err = invoke(&app, "save_settings", bad).unwrap_err();
     assert_eq!(err["code"], "config_invalid");
     assert_eq!(err["field"], "base_url");
     assert!(!app.config.exists());
 
     let good = json!({"settings": {"transport": "bridge", "bridge": "/oo/ask.mjs", "chat": "think", "steps": 5,
-        "node": "", "timeout_secs": 0, "base_url": "", "model": "", "api_key_env": ""}});
+        "node": "", "timeout_secs": null, "base_url": "", "model": "", "api_key_env": ""}});
     let saved = invoke(&app, "save_settings", good).unwrap();
     assert_eq!(saved["settings"]["steps"], 5);
+    assert_eq!(saved["settings"]["timeout_secs"], json!(null));
     let on_disk: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&app.config).unwrap()).unwrap();
     assert_eq!(

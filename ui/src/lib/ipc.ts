@@ -35,9 +35,11 @@ import type {
   LineDiff,
   NewLine,
   NewProject,
+  Preflight,
   Project,
   Question,
   Review,
+  ErrorCode as DaemonErrorCode,
 } from './generated/conveyor';
 
 export type * from './generated/types';
@@ -47,6 +49,8 @@ export class IpcError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly field: string | null,
+    /** The daemon's own code, when the daemon refused. */
+    readonly daemonCode: DaemonErrorCode | null = null,
   ) {
     super(message);
   }
@@ -60,7 +64,7 @@ async function call<T>(cmd: string, args?: Record<string, unknown>): Promise<T> 
   try {
     return await invoke<T>(cmd, args);
   } catch (e) {
-    if (isAppError(e)) throw new IpcError(e.code, e.message, e.field);
+    if (isAppError(e)) throw new IpcError(e.code, e.message, e.field, e.daemon_code ?? null);
     throw new IpcError('internal', String(e), null);
   }
 }
@@ -131,6 +135,8 @@ export const conveyor = {
   review: () => call<Review>('conveyor_review'),
   answer: (id: string, answer: Answer) => call<Question>('conveyor_answer', { id, answer }),
   budget: () => call<Budget>('conveyor_budget'),
+  /** Runs the daemon's preflight now: what would stop a step, item by item. */
+  preflight: () => call<Preflight>('conveyor_preflight'),
   /** Shows an OS notification (tauri-plugin-notification). */
   notify: (notice: Notice) => call<void>('conveyor_notify', { notice }),
 };

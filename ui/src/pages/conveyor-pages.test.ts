@@ -1,8 +1,19 @@
 import { cleanup, fireEvent, render, screen } from '@testing-library/svelte';
-import { tick } from 'svelte';
+import { flush } from '../test/flush';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../test/conveyor-ipc';
-import { detail, entry, line as plainLine, noTokens, project, question, step } from '../test/fixtures';
+import {
+  detail,
+  entry,
+  line as plainLine,
+  noTokens,
+  notLoggedIn,
+  preflight,
+  preflightItem,
+  project,
+  question,
+  step,
+} from '../test/fixtures';
 import type { Line, LineDetail, LineDiff } from '../lib/generated/conveyor';
 
 vi.mock('../lib/ipc', async (orig) => (await import('../test/conveyor-ipc')).mockIpc(await orig()));
@@ -51,13 +62,6 @@ const diff: LineDiff = {
   ],
 };
 
-const flush = async () => {
-  for (let i = 0; i < 5; i++) {
-    await Promise.resolve();
-    await tick();
-  }
-};
-
 beforeEach(() => {
   vi.resetAllMocks();
   i18n.lang = 'ru';
@@ -66,6 +70,7 @@ beforeEach(() => {
   api.lines.mockResolvedValue([]);
   api.review.mockResolvedValue({ projects: [] });
   api.budget.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
+  api.preflight.mockResolvedValue(preflight([preflightItem()]));
 });
 afterEach(() => cleanup());
 
@@ -187,6 +192,103 @@ describe('Lines page', () => {
   });
 });
 
+describe('Lines page: reasons by their code', () => {
+  it('words the reason code in the interface language, the daemon text beneath', async () => {
+    const store = new ConveyorStore();
+    const l = line('a', 'queued', { reason_code: 'preflight', reason: 'waiting: claude is not logged in' });
+    api.lines.mockResolvedValue([l]);
+    api.line.mockResolvedValue(detailOf(l));
+    api.diff.mockResolvedValue(diff);
+    await store.loadLines();
+    await store.select('a');
+    render(Lines, { store });
+    await flush();
+    const text = screen.getByTestId('line-reason-text');
+    expect(text.dataset.code).toBe('preflight');
+    expect(text.textContent).toContain('проверка перед запуском не пройдена');
+    expect(text.textContent).not.toContain('claude is not logged in');
+    expect(screen.getByTestId('line-reason-raw').textContent).toBe('waiting: claude is not logged in');
+    i18n.lang = 'en';
+    await flush();
+    expect(screen.getByTestId('line-reason-text').textContent).toContain('the preflight blocks');
+  });
+
+  it('a refusal with the daemon code is worded by it, the daemon text beneath', async () => {
+    const store = new ConveyorStore();
+    const l = line('a', 'awaiting_acceptance');
+    api.lines.mockResolvedValue([l]);
+    api.line.mockResolvedValue(detailOf(l));
+    api.diff.mockResolvedValue(diff);
+    api.cancel.mockRejectedValue(new IpcError('daemon', 'no line a', null, 'not_found'));
+    await store.loadLines();
+    await store.select('a');
+    render(Lines, { store });
+    await fireEvent.click(screen.getByTestId('cancel-button'));
+    await flush();
+    const error = screen.getByTestId('line-error');
+    expect(error.firstChild?.textContent).toContain('Демон этого не знает');
+    expect(error.querySelector('.raw')?.textContent).toBe('no line a');
+  });
+});
+
+describe('Lines page: the preflight banner', () => {
+  const banner = () => screen.queryByTestId('preflight-banner');
+
+  it('is hidden while nothing blocks, warnings included', async () => {
+    const store = new ConveyorStore();
+    api.preflight.mockResolvedValue(
+      preflight([preflightItem(), preflightItem({ code: 'root_guard', level: 'warning', message: 'agents run as root', fix: 'set root_mode' })]),
+    );
+    render(Lines, { store });
+    await flush();
+    expect(api.preflight).toHaveBeenCalled();
+    expect(store.preflight?.items).toHaveLength(2);
+    expect(banner()).toBeNull();
+  });
+
+  it('names what blocks, with its fix, daemon items first and project items by project name', async () => {
+    const store = new ConveyorStore();
+    const dirty = preflightItem({
+      code: 'clean_checkout',
+      level: 'blocking',
+      scope: 'project',
+      project_id: 'p1',
+      message: 'uncommitted changes in /srv/shop',
+      fix: 'commit or stash them',
+    });
+    api.preflight.mockResolvedValue(preflight([preflightItem(), dirty, notLoggedIn]));
+    const onSettings = vi.fn();
+    render(Lines, { store, onSettings });
+    await flush();
+    const b = banner();
+    expect(b).not.toBeNull();
+    const items = screen.getAllByTestId('preflight-item');
+    expect(items.map((i) => [i.dataset.code, i.dataset.level])).toEqual([
+      ['agent_login', 'blocking'],
+      ['clean_checkout', 'blocking'],
+    ]);
+    expect(items[0].textContent).toContain('Вход агента в аккаунт');
+    expect(items[0].querySelector('[data-testid=preflight-message]')?.textContent).toBe(notLoggedIn.message);
+    expect(items[0].querySelector('[data-testid=preflight-fix]')?.textContent).toContain('claude auth login');
+    expect(items[1].textContent).toContain('проект «shop»');
+    await fireEvent.click(screen.getByTestId('preflight-open-settings'));
+    expect(onSettings).toHaveBeenCalledTimes(1);
+  });
+
+  it('follows the preflight: shown when it blocks, gone after the resync that finds it fixed', async () => {
+    const store = new ConveyorStore();
+    api.preflight.mockResolvedValue(preflight([notLoggedIn]));
+    render(Lines, { store });
+    await flush();
+    expect(banner()).not.toBeNull();
+    api.preflight.mockResolvedValue(preflight([{ ...notLoggedIn, level: 'ok', fix: null }]));
+    store.onResync();
+    await store.flush();
+    await flush();
+    expect(banner()).toBeNull();
+  });
+});
+
 describe('Review page', () => {
   it('shows questions with options on buttons and sends the one pressed', async () => {
     const store = new ConveyorStore();
@@ -300,6 +402,54 @@ describe('Conveyor settings', () => {
     expect(texts[1]).toContain('недоступен');
     expect(texts[2]).toContain('Версия демона');
     expect(new Set(texts).size).toBe(3);
+  });
+
+  it('Check runs the preflight and lists its items, the blocking first, each with level and fix', async () => {
+    const store = new ConveyorStore();
+    api.connection.mockResolvedValue(view);
+    api.preflight.mockResolvedValue(
+      preflight([
+        preflightItem(),
+        preflightItem({ code: 'root_guard', level: 'warning', message: 'agents run as root', fix: 'set root_mode' }),
+        notLoggedIn,
+      ]),
+    );
+    render(ConveyorSettings, { store });
+    await flush();
+    expect(screen.queryAllByTestId('preflight-item')).toHaveLength(0);
+    await fireEvent.click(screen.getByTestId('preflight-check'));
+    await flush();
+    expect(api.preflight).toHaveBeenCalledTimes(1);
+    const items = screen.getAllByTestId('preflight-item');
+    expect(items.map((i) => [i.dataset.code, i.dataset.level])).toEqual([
+      ['agent_login', 'blocking'],
+      ['root_guard', 'warning'],
+      ['git', 'ok'],
+    ]);
+    expect(items[0].textContent).toContain('блокирует');
+    expect(items[0].textContent).toContain('Что сделать: run `claude auth login`');
+    expect(items[1].textContent).toContain('предупреждение');
+    // An ok item has nothing to do.
+    expect(items[2].querySelector('[data-testid=preflight-fix]')).toBeNull();
+    expect(screen.queryByTestId('preflight-all-ok')).toBeNull();
+
+    // Fixed: Check again and the list says so.
+    api.preflight.mockResolvedValue(preflight([preflightItem(), { ...notLoggedIn, level: 'ok', message: 'logged in (api key)' }]));
+    await fireEvent.click(screen.getByTestId('preflight-check'));
+    await flush();
+    expect(screen.getAllByTestId('preflight-item').map((i) => i.dataset.level)).toEqual(['ok', 'ok']);
+    expect(screen.getByTestId('preflight-all-ok')).toBeTruthy();
+  });
+
+  it('a failed Check says why, worded', async () => {
+    const store = new ConveyorStore();
+    api.connection.mockResolvedValue(view);
+    api.preflight.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
+    render(ConveyorSettings, { store });
+    await flush();
+    await fireEvent.click(screen.getByTestId('preflight-check'));
+    await flush();
+    expect(screen.getByTestId('preflight-error').textContent).toContain('Конвейер не подключён');
   });
 
   it('switching back to embedded sends no URL or token', async () => {

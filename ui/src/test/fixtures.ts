@@ -5,6 +5,8 @@ import type {
   JournalEntry,
   Line,
   LineDetail,
+  Preflight,
+  PreflightItem,
   Project,
   Question,
   Step,
@@ -114,4 +116,29 @@ export const ev = (over: Partial<Event>): Event => ({
   detail: null,
   at: '2026-11-29T23:00:00Z',
   ...over,
+});
+
+/** A daemon-scope preflight item that is fine. */
+export const preflightItem = (over: Partial<PreflightItem> = {}): PreflightItem => ({
+  code: 'git',
+  level: 'ok',
+  scope: 'daemon',
+  message: 'git version 2.43.0',
+  fix: null,
+  ...over,
+});
+
+/** The agent not logged in, as the daemon reports it. */
+export const notLoggedIn = preflightItem({
+  code: 'agent_login',
+  level: 'blocking',
+  message: 'claude is not logged in (authMethod: none)',
+  fix: 'run `claude auth login` as the user the daemon runs as',
+});
+
+/** A preflight of `items`, blocking when one of them blocks. */
+export const preflight = (items: PreflightItem[]): Preflight => ({
+  blocking: items.some((i) => i.level === 'blocking'),
+  checked_at: '2026-12-02T09:00:00Z',
+  items,
 });

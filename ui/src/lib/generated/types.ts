@@ -1,6 +1,8 @@
 // Generated from the Rust types by src-tauri/src/bindings.rs. Do not edit:
 // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.
 
+import type { ErrorCode as DaemonErrorCode } from './conveyor';
+
 export type ErrorCode = "no_folder" | "folder_unavailable" | "path_refused" | "config_broken" | "config_invalid" | "transport" | "run_not_found" | "not_proposed" | "write_failed" | "history" | "not_connected" | "daemon_unreachable" | "unauthorized" | "version_mismatch" | "unmerged" | "invalid_state" | "daemon" | "internal";
 
 export type AppError = { 
@@ -15,7 +17,12 @@ message: string,
 /**
  * The config key to fix, when one is to blame.
  */
-field: string | null, };
+field: string | null, 
+/**
+ * The daemon's own code when the daemon refused (so the page words it in the
+ * interface's language, with `message`, the daemon's text, beneath).
+ */
+daemon_code: DaemonErrorCode | null, };
 
 export type TreeEntry = { 
 /**
@@ -253,17 +260,17 @@ bridge: string,
  */
 chat: string, 
 /**
- * Steps per run; 0 for the default.
+ * Steps per run; `null` for deepwork's default (the key stays out of the file).
  */
-steps: number, 
+steps: number | null, 
 /**
  * The node binary.
  */
 node: string, 
 /**
- * Seconds per step; 0 for the default.
+ * Seconds per step; `null` for deepwork's default.
  */
-timeout_secs: number, 
+timeout_secs: number | null, 
 /**
  * OpenAI-compatible endpoint.
  */
@@ -293,7 +300,29 @@ settings: DeepworkSettings,
 /**
  * Why the file on disk cannot be used, if it cannot.
  */
-error: AppError | null, };
+error: AppError | null, 
+/**
+ * What deepwork uses for what the file leaves out (the form's placeholders).
+ */
+defaults: DeepworkDefaults, };
+
+export type DeepworkDefaults = { 
+/**
+ * Steps per run when `steps` is unset.
+ */
+steps: number, 
+/**
+ * The most steps deepwork accepts.
+ */
+max_steps: number, 
+/**
+ * Seconds per step when `timeout_secs` is unset.
+ */
+timeout_secs: number, 
+/**
+ * The bridge's chat when `chat` is unset.
+ */
+chat: string, };
 
 export type Prefs = { 
 /**

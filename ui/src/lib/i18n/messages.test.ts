@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { messages } from './messages';
+import { languages, messages } from './messages';
 import { i18n, t } from './index.svelte';
+import { wordError } from './codes';
+import { DAEMON_ERROR_CODES, PREFLIGHT_CODES, REASON_CODES } from '../generated/codes';
+import { IpcError } from '../ipc';
 
 describe('messages', () => {
   it('has the same keys and parameters in every language', () => {
@@ -16,6 +19,49 @@ describe('messages', () => {
     expect(t('folder.files', { n: 3 })).toBe('файлов: 3');
     i18n.lang = 'en';
     expect(t('folder.files', { n: 1200 })).toBe('1,200 files');
+    i18n.lang = 'ru';
+  });
+});
+
+describe("the daemon's codes", () => {
+  // The lists are generated from the Rust enums (src-tauri/src/bindings.rs), so a code added
+  // to the daemon fails here until it has its words.
+  const families: [string, readonly string[]][] = [
+    ['reason', REASON_CODES],
+    ['preflight.code', PREFLIGHT_CODES],
+    ['daemonError', DAEMON_ERROR_CODES],
+  ];
+
+  it('come from the generated lists', () => {
+    expect(REASON_CODES).toContain('preflight');
+    expect(PREFLIGHT_CODES).toContain('agent_login');
+    expect(DAEMON_ERROR_CODES).toContain('not_found');
+  });
+
+  it.each(families)('every %s code has a message in every language', (prefix, codes) => {
+    const catalogue = (lang: (typeof languages)[number]) => messages[lang] as Record<string, string | undefined>;
+    const missing = languages.flatMap((lang) =>
+      codes.filter((code) => !catalogue(lang)[`${prefix}.${code}`]?.trim()).map((code) => `${lang}: ${prefix}.${code}`),
+    );
+    expect(missing).toEqual([]);
+  });
+
+  it('a daemon refusal is worded by its code, its own text kept beneath', () => {
+    i18n.lang = 'ru';
+    const e = new IpcError('daemon', 'no project p9', null, 'unknown_project');
+    expect(wordError(e)).toEqual({ text: 'Такого проекта нет.', raw: 'no project p9' });
+    i18n.lang = 'en';
+    expect(wordError(e).text).toBe('No such project.');
+    // Without the daemon's code: the app's words, the text still beneath.
+    expect(wordError(new IpcError('daemon', 'bad gateway', null))).toEqual({
+      text: 'The daemon answered with an error.',
+      raw: 'bad gateway',
+    });
+    // The app's own errors keep their text inside the message.
+    expect(wordError(new IpcError('daemon_unreachable', 'connection refused', null))).toEqual({
+      text: 'The daemon is unreachable: connection refused',
+      raw: null,
+    });
     i18n.lang = 'ru';
   });
 });

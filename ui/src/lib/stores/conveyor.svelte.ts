@@ -14,6 +14,8 @@ import type {
   LineState,
   NewLine,
   NewProject,
+  Preflight,
+  PreflightItem,
   Project,
   Question,
   Review,
@@ -55,9 +57,9 @@ export function groupLines(lines: Line[]): LineGroup[] {
   }).filter((g) => g.lines.length > 0);
 }
 
-export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail';
+export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail' | 'preflight';
 
-const ALL: Resource[] = ['lines', 'projects', 'review', 'budget', 'detail'];
+const ALL: Resource[] = ['lines', 'projects', 'review', 'budget', 'detail', 'preflight'];
 
 /** What each kind of event may have changed. */
 const TOUCHES: Record<Event['kind'], Resource[]> = {
@@ -67,9 +69,16 @@ const TOUCHES: Record<Event['kind'], Resource[]> = {
   journal: ['detail', 'review'],
   question: ['review', 'detail'],
   budget: ['budget', 'lines'],
-  // What blocks changed: the lines say why they wait.
-  preflight: ['lines'],
+  // What blocks changed: the banner, and the lines that say why they wait.
+  preflight: ['preflight', 'lines', 'detail'],
 };
+
+/** The preflight's blocking items: the daemon's first (they stop every line), then each
+ * project's. */
+export function blockingItems(p: Preflight | null): PreflightItem[] {
+  const blocking = (p?.items ?? []).filter((i) => i.level === 'blocking');
+  return [...blocking.filter((i) => i.scope === 'daemon'), ...blocking.filter((i) => i.scope !== 'daemon')];
+}
 
 export function asIpcError(e: unknown): IpcError {
   return e instanceof IpcError ? e : new IpcError('internal', String(e), null);
@@ -87,11 +96,14 @@ export class ConveyorStore {
   projects = $state<Project[]>([]);
   review = $state<Review | null>(null);
   budget = $state<Budget | null>(null);
+  /** What would stop a step, as the daemon last checked it. */
+  preflight = $state<Preflight | null>(null);
   selectedId = $state<string | null>(null);
   detail = $state<LineDetail | null>(null);
   diff = $state<LineDiff | null>(null);
-  /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff` (loading),
-   * `line:<id>`, `question:<id>`, `project`, `line-add`, `connect` (actions). */
+  /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff`, `preflight`
+   * (loading), `line:<id>`, `question:<id>`, `project`, `line-add`, `connect`,
+   * `preflight-check` (actions). */
   errors = $state<Record<string, IpcError>>({});
   busy = $state<Record<string, boolean>>({});
   /** Questions answered from this app, newest last: `/api/review` lists only open ones. */
@@ -100,6 +112,7 @@ export class ConveyorStore {
   groups = $derived(groupLines(this.lines));
   connected = $derived(this.status?.state === 'connected');
   selected = $derived(this.lines.find((l) => l.id === this.selectedId) ?? null);
+  blocking = $derived(blockingItems(this.preflight));
 
   /** How long events are coalesced before the pages are refreshed. */
   debounceMs = 150;
@@ -180,6 +193,7 @@ export class ConveyorStore {
     if (what.includes('projects')) jobs.push(this.loadProjects());
     if (what.includes('review')) jobs.push(this.loadReview());
     if (what.includes('budget')) jobs.push(this.loadBudget());
+    if (what.includes('preflight')) jobs.push(this.loadPreflight());
     if (what.includes('detail') && this.selectedId) jobs.push(this.loadDetail(this.selectedId));
     await Promise.all(jobs);
   }
@@ -201,6 +215,7 @@ export class ConveyorStore {
   loadProjects = () => this.load('projects', api.projects, (v) => (this.projects = v));
   loadReview = () => this.load('review', api.review, (v) => (this.review = v));
   loadBudget = () => this.load('budget', api.budget, (v) => (this.budget = v));
+  loadPreflight = () => this.load('preflight', api.preflight, (v) => (this.preflight = v));
   loadConnection = () => this.load('connection', api.connection, (v) => (this.connection = v));
 
   /** The line's detail and its diff; answers for a line no longer selected are dropped. */
@@ -273,6 +288,13 @@ export class ConveyorStore {
     const l = await this.act('line-add', () => api.createLine(line));
     if (l) await this.applyLine(l);
     return l;
+  }
+
+  /** «Проверить»: the daemon runs its checks now; busy and errors under `preflight-check`. */
+  async checkPreflight(): Promise<Preflight | null> {
+    const p = await this.act('preflight-check', () => api.preflight());
+    if (p) this.preflight = p;
+    return p;
   }
 
   /** Saves the connection settings and (re)connects; the status says how it went. */

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../../test/conveyor-ipc';
-import { detail, ev, line, project, question } from '../../test/fixtures';
+import { detail, ev, line, notLoggedIn, preflight, preflightItem, project, question } from '../../test/fixtures';
 import type { ConnectionStatus } from '../ipc';
 import type { Line, Review } from '../generated/conveyor';
 
@@ -54,6 +54,7 @@ describe('ConveyorStore', () => {
     api.review.mockResolvedValue(review);
     api.budget.mockResolvedValue({ pools: [], running_estimate_usd: 0, kinds: [], misses: { total: 0, recent: 0, advice: null }, park_until: null, last_rate_limit: null });
     api.notify.mockResolvedValue(undefined);
+    api.preflight.mockResolvedValue(preflight([preflightItem()]));
     i18n.lang = 'ru';
   });
   afterEach(() => vi.useRealTimers());
@@ -66,7 +67,20 @@ describe('ConveyorStore', () => {
     expect(s.projects[0].name).toBe('shop');
     expect(s.review?.projects[0].unvalidated[0].id).toBe('q1');
     expect(s.budget).not.toBeNull();
+    expect(s.preflight?.items[0].code).toBe('git');
     s.stop();
+  });
+
+  it('blocking lists what blocks, the daemon items before the projects\'', async () => {
+    const s = new ConveyorStore();
+    const project = preflightItem({ code: 'repository', level: 'blocking', scope: 'project', project_id: 'p1' });
+    const warning = preflightItem({ code: 'root_guard', level: 'warning' });
+    api.preflight.mockResolvedValue(preflight([project, preflightItem(), warning, notLoggedIn]));
+    await s.loadPreflight();
+    expect(s.blocking.map((i) => i.code)).toEqual(['agent_login', 'repository']);
+    api.preflight.mockResolvedValue(preflight([warning]));
+    await s.checkPreflight();
+    expect(s.blocking).toEqual([]);
   });
 
   it('a burst of events costs one refresh, after the debounce', async () => {
@@ -111,7 +125,27 @@ describe('ConveyorStore', () => {
     vi.clearAllMocks();
     s.onResync();
     await s.flush();
-    for (const f of [api.lines, api.projects, api.review, api.budget, api.line, api.diff]) expect(f).toHaveBeenCalledTimes(1);
+    for (const f of [api.lines, api.projects, api.review, api.budget, api.line, api.diff, api.preflight]) {
+      expect(f).toHaveBeenCalledTimes(1);
+    }
+  });
+
+  it('a preflight event reloads the preflight and the lines, and nothing else', async () => {
+    const s = new ConveyorStore();
+    await s.loadPreflight();
+    expect(s.blocking).toEqual([]);
+    vi.clearAllMocks();
+    api.preflight.mockResolvedValue(preflight([notLoggedIn]));
+    s.onEvent(ev({ kind: 'preflight' }));
+    await s.flush();
+    expect(api.preflight).toHaveBeenCalledTimes(1);
+    expect(api.lines).toHaveBeenCalledTimes(1);
+    for (const f of [api.review, api.budget, api.projects]) expect(f).not.toHaveBeenCalled();
+    expect(s.blocking.map((i) => i.code)).toEqual(['agent_login']);
+    // Other events leave the preflight alone.
+    s.onEvent(ev({ kind: 'line', line_id: 'a', state: 'running' }));
+    await s.flush();
+    expect(api.preflight).toHaveBeenCalledTimes(1);
   });
 
   it('a line ready to accept is notified once, with its title', async () => {

@@ -109,7 +109,7 @@ describe('DeepworkStore', () => {
     api.start.mockImplementation(async (_r: unknown, on: (u: RunUpdate) => void) => ((send = on), 1));
     s.question = 'q';
     await s.ask();
-    send({ kind: 'failed', error: { code: 'transport', message: 'bridge failed with exit status: 3', field: null } });
+    send({ kind: 'failed', error: { code: 'transport', message: 'bridge failed with exit status: 3', field: null, daemon_code: null } });
     expect(s.error?.code).toBe('transport');
     expect(s.log.at(-1)).toEqual({ kind: 'failed', message: 'bridge failed with exit status: 3' });
     expect(s.running).toBe(false);
