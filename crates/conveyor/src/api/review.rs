@@ -5,8 +5,8 @@ use axum::extract::{Path, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{
-    Answer, AnswerOption, AnswerText, ApiErrorBody, ErrorCode, EventKind, Question, Review,
-    ReviewProject, has_text,
+    Answer, AnswerOption, AnswerText, ApiErrorBody, ErrorCode, EventKind, LineState, Question,
+    Review, ReviewProject, has_text,
 };
 use serde::Deserialize;
 
@@ -77,6 +77,7 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
     responses((status = 200, body = Question),
         (status = 400, description = "`bad_request`: a malformed body: not exactly one of `option` and `text`, or blank `text`", body = ApiErrorBody),
         (status = 404, description = "`not_found`: no question has that id", body = ApiErrorBody),
+        (status = 409, description = "`invalid_state`: the question's line is accepted or cancelled, so nothing would read the answer", body = ApiErrorBody),
         (status = 422, description = "`not_an_option`: `option` is not one of the question's options", body = ApiErrorBody)))]
 async fn answer(
     State(st): State<AppState>,
@@ -87,6 +88,18 @@ async fn answer(
     let Some(q) = store::questions::get(&mut *st.store.conn().await?, &id).await? else {
         return Err(ApiError::not_found(format!("no question {id}")));
     };
+    // An answer is carried by the line's next step: a finished line has none.
+    if let Some(state @ (LineState::Accepted | LineState::Cancelled)) =
+        store::lines::state_of(&mut *st.store.conn().await?, &q.line_id).await?
+    {
+        return Err(ApiError::conflict(
+            ErrorCode::InvalidState,
+            format!(
+                "the question's line is {}: nothing would read the answer",
+                state.as_str()
+            ),
+        ));
+    }
     let text = match a {
         Answer::Option(AnswerOption { option }) if option.is_empty() => {
             return Err(ApiError::bad_request("option is empty"));

@@ -352,6 +352,16 @@ async fn questions_are_answered_with_an_option_or_text() {
     );
     assert_eq!(block["answered"][0]["id"].as_str(), Some(qid), "{r}");
     assert_eq!(block["answered"][0]["answer"].as_str(), Some("pg"), "{r}");
+    // Once the line is cancelled, no step would carry an answer: refused.
+    let (s, _) = call(&d, "POST", &format!("/api/lines/{id}/cancel"), None).await;
+    assert_eq!(s, StatusCode::OK);
+    let r = call(&d, "POST", &answer, Some(json!({"option": "sqlite"}))).await;
+    assert_code(&r, StatusCode::CONFLICT, "invalid_state");
+    assert!(
+        r.1["message"].as_str().unwrap().contains("cancelled"),
+        "{}",
+        r.1
+    );
     d.stop().await;
 }
 
