@@ -77,7 +77,7 @@ fn codes() -> String {
         "/** Every `PreflightCode`: the preflight's checks. */\n".to_owned(),
         list("PREFLIGHT_CODES", "PreflightCode", PreflightCode::ALL, PreflightCode::as_str),
         "/** Every `ErrorCode` of the daemon's API. */\n".to_owned(),
-        list("DAEMON_ERROR_CODES", "ErrorCode", &ErrorCode::ALL, ErrorCode::as_str),
+        list("DAEMON_ERROR_CODES", "ErrorCode", ErrorCode::ALL, ErrorCode::as_str),
     ]
     .concat()
 }

@@ -8,43 +8,17 @@ use utoipa::ToSchema;
 
 use super::{LineState, QuestionStatus, StepState};
 
-wire! {
+named! {
     /// What an event is about.
     pub enum EventKind {
-        Project,
-        Line,
-        Step,
-        Journal,
-        Question,
-        Budget,
+        Project = "project",
+        Line = "line",
+        Step = "step",
+        Journal = "journal",
+        Question = "question",
+        Budget = "budget",
         /// The preflight's outcome changed (`GET /api/preflight` for the items).
-        Preflight,
-    }
-}
-
-impl EventKind {
-    /// Every kind.
-    pub const ALL: [EventKind; 7] = [
-        EventKind::Project,
-        EventKind::Line,
-        EventKind::Step,
-        EventKind::Journal,
-        EventKind::Question,
-        EventKind::Budget,
-        EventKind::Preflight,
-    ];
-
-    /// The snake_case name sent on the wire (and as the SSE event's name).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Project => "project",
-            EventKind::Line => "line",
-            EventKind::Step => "step",
-            EventKind::Journal => "journal",
-            EventKind::Question => "question",
-            EventKind::Budget => "budget",
-            EventKind::Preflight => "preflight",
-        }
+        Preflight = "preflight",
     }
 }
 

@@ -23,15 +23,49 @@ macro_rules! wire {
     };
 }
 
+/// A wire enum whose every variant has a snake_case name: `ALL`, `as_str`, `parse` and
+/// `Display` from one list, so the names cannot drift from serde's (a test holds them to it).
+macro_rules! named {
+    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal,)* }) => {
+        wire! {
+            $(#[$m])*
+            pub enum $name { $($(#[$vm])* $variant,)* }
+        }
+
+        impl $name {
+            /// Every value.
+            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
+
+            /// The snake_case name sent on the wire.
+            pub fn as_str(self) -> &'static str {
+                match self { $($name::$variant => $text,)* }
+            }
+
+            /// Parses the snake_case name.
+            pub fn parse(s: &str) -> Option<$name> {
+                $name::ALL.iter().copied().find(|v| v.as_str() == s)
+            }
+        }
+
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.as_str())
+            }
+        }
+    };
+}
+
 mod budget;
 mod events;
 mod input;
 mod preflight;
+mod review;
 
 pub use budget::*;
 pub use events::*;
 pub use input::{TEXT_PATTERN, has_text, integral_i32, integral_i32_opt, integral_i64_opt};
 pub use preflight::*;
+pub use review::*;
 
 wire! {
     /// `GET /api/health`.
@@ -49,74 +83,31 @@ wire! {
     }
 }
 
-wire! {
+named! {
     /// The stable code of an error response: what a client branches on (the message is for
     /// people). Each code comes with one HTTP status.
     pub enum ErrorCode {
         /// 401: no bearer token, or a wrong one.
-        Unauthorized,
+        Unauthorized = "unauthorized",
         /// 404: no such project, line or question.
-        NotFound,
+        NotFound = "not_found",
         /// 400: the request is malformed or a value is refused (an empty name, a bad filter).
-        BadRequest,
+        BadRequest = "bad_request",
         /// 409: the line is not in a state that allows this (accept before it awaits
         /// acceptance, remarks on a finished line, cancel of a cancelled line).
-        InvalidState,
+        InvalidState = "invalid_state",
         /// 409: accept refused, the line's branch holds commits main lacks.
-        UnmergedCommits,
+        UnmergedCommits = "unmerged_commits",
         /// 409: something by that name exists already (a project).
-        Exists,
+        Exists = "exists",
         /// 422: `repo_path` is not an absolute path to a git repository with the main branch.
-        NotARepository,
+        NotARepository = "not_a_repository",
         /// 422: the line names a project that does not exist.
-        UnknownProject,
+        UnknownProject = "unknown_project",
         /// 422: the answer's `option` is not one of the question's options.
-        NotAnOption,
+        NotAnOption = "not_an_option",
         /// 500: the daemon failed; the details are in its log, never in the answer.
-        Internal,
-    }
-}
-
-impl ErrorCode {
-    /// Every code.
-    pub const ALL: [ErrorCode; 10] = [
-        ErrorCode::Unauthorized,
-        ErrorCode::NotFound,
-        ErrorCode::BadRequest,
-        ErrorCode::InvalidState,
-        ErrorCode::UnmergedCommits,
-        ErrorCode::Exists,
-        ErrorCode::NotARepository,
-        ErrorCode::UnknownProject,
-        ErrorCode::NotAnOption,
-        ErrorCode::Internal,
-    ];
-
-    /// The snake_case name sent on the wire.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorCode::Unauthorized => "unauthorized",
-            ErrorCode::NotFound => "not_found",
-            ErrorCode::BadRequest => "bad_request",
-            ErrorCode::InvalidState => "invalid_state",
-            ErrorCode::UnmergedCommits => "unmerged_commits",
-            ErrorCode::Exists => "exists",
-            ErrorCode::NotARepository => "not_a_repository",
-            ErrorCode::UnknownProject => "unknown_project",
-            ErrorCode::NotAnOption => "not_an_option",
-            ErrorCode::Internal => "internal",
-        }
-    }
-
-    /// Parses the snake_case name.
-    pub fn parse(s: &str) -> Option<ErrorCode> {
-        ErrorCode::ALL.into_iter().find(|c| c.as_str() == s)
-    }
-}
-
-impl std::fmt::Display for ErrorCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+        Internal = "internal",
     }
 }
 
@@ -449,141 +440,6 @@ wire! {
         pub cache_read: u64,
         #[ts(type = "number")]
         pub cache_write: u64,
-    }
-}
-
-wire! {
-    /// The kinds of journal entries an agent writes.
-    pub enum JournalKind {
-        Fork,
-        Question,
-        Decided,
-        Uncovered,
-    }
-}
-
-wire! {
-    /// One line of a line's journal. A malformed line is kept: `valid` is false, `error` says
-    /// why and `raw` holds the text as written.
-    pub struct JournalEntry {
-        #[ts(type = "number")]
-        pub id: i64,
-        pub line_id: String,
-        pub step_id: Option<String>,
-        pub kind: Option<JournalKind>,
-        pub text: Option<String>,
-        pub options: Vec<String>,
-        pub default: Option<String>,
-        pub why: Option<String>,
-        pub reversible: Option<bool>,
-        pub expensive: Option<bool>,
-        pub valid: bool,
-        pub error: Option<String>,
-        pub raw: String,
-        pub created_at: String,
-    }
-}
-
-wire! {
-    /// Where a question stands.
-    pub enum QuestionStatus {
-        /// Not yet looked at by the judge (which comes in its own issue).
-        Unvalidated,
-        Validated,
-        Answered,
-        Dismissed,
-    }
-}
-
-impl QuestionStatus {
-    /// The snake_case name used on the wire and in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QuestionStatus::Unvalidated => "unvalidated",
-            QuestionStatus::Validated => "validated",
-            QuestionStatus::Answered => "answered",
-            QuestionStatus::Dismissed => "dismissed",
-        }
-    }
-
-    /// Parses the snake_case name.
-    pub fn parse(s: &str) -> Option<QuestionStatus> {
-        [
-            QuestionStatus::Unvalidated,
-            QuestionStatus::Validated,
-            QuestionStatus::Answered,
-            QuestionStatus::Dismissed,
-        ]
-        .into_iter()
-        .find(|q| q.as_str() == s)
-    }
-}
-
-wire! {
-    /// A question an agent asked in its journal.
-    pub struct Question {
-        pub id: String,
-        pub line_id: String,
-        pub project_id: String,
-        pub text: String,
-        pub options: Vec<String>,
-        pub default: Option<String>,
-        pub why: Option<String>,
-        pub reversible: Option<bool>,
-        pub expensive: Option<bool>,
-        pub status: QuestionStatus,
-        pub answer: Option<String>,
-        pub created_at: String,
-    }
-}
-
-/// `POST /api/questions/{id}/answer`: one of the question's options, or free text; exactly one.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
-#[serde(untagged)]
-pub enum Answer {
-    Option(AnswerOption),
-    Text(AnswerText),
-}
-
-/// An answer that picks one of the question's options (422 `not_an_option` otherwise).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct AnswerOption {
-    #[cfg_attr(feature = "openapi", schema(min_length = 1))]
-    pub option: String,
-}
-
-/// An answer in Anton's own words.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, TS)]
-#[cfg_attr(feature = "openapi", derive(ToSchema))]
-#[serde(deny_unknown_fields)]
-pub struct AnswerText {
-    #[cfg_attr(feature = "openapi", schema(pattern = r"[^ \t\r\n]"))]
-    pub text: String,
-}
-
-wire! {
-    /// `GET /api/review`: the morning page.
-    pub struct Review {
-        pub projects: Vec<ReviewProject>,
-    }
-}
-
-wire! {
-    /// One project's block on the morning page.
-    pub struct ReviewProject {
-        pub project_id: String,
-        pub name: String,
-        /// Validated questions with options (empty until the judge exists).
-        pub questions: Vec<Question>,
-        /// Questions nobody has validated yet.
-        pub unvalidated: Vec<Question>,
-        /// Questions Anton already answered, on lines not yet accepted or cancelled.
-        pub answered: Vec<Question>,
-        /// The collapsed "decided by default" list.
-        pub decided: Vec<JournalEntry>,
     }
 }
 

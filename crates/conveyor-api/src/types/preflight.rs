@@ -7,38 +7,6 @@ use ts_rs::TS;
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
-/// A wire enum whose every variant has a snake_case name: `ALL`, `as_str`, `parse` and
-/// `Display` from one list, so the names cannot drift from serde's (a test holds them to it).
-macro_rules! named {
-    ($(#[$m:meta])* pub enum $name:ident { $($(#[$vm:meta])* $variant:ident = $text:literal,)* }) => {
-        wire! {
-            $(#[$m])*
-            pub enum $name { $($(#[$vm])* $variant,)* }
-        }
-
-        impl $name {
-            /// Every value.
-            pub const ALL: &'static [$name] = &[$($name::$variant,)*];
-
-            /// The snake_case name sent on the wire.
-            pub fn as_str(self) -> &'static str {
-                match self { $($name::$variant => $text,)* }
-            }
-
-            /// Parses the snake_case name.
-            pub fn parse(s: &str) -> Option<$name> {
-                $name::ALL.iter().copied().find(|v| v.as_str() == s)
-            }
-        }
-
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str(self.as_str())
-            }
-        }
-    };
-}
-
 named! {
     /// Why a line waits or stopped, for a client to say in its own words (`Line.reason` keeps
     /// the daemon's text, for the details).
