@@ -116,13 +116,9 @@ fn client(c: &Connect) -> anyhow::Result<(String, conveyor_api::Client)> {
 fn read_token_file(path: &std::path::Path) -> anyhow::Result<String> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("reading the token file {}", path.display()))?;
-    let token = text.lines().next().unwrap_or("").trim().to_string();
-    anyhow::ensure!(
-        !token.is_empty(),
-        "the token file {} is empty",
-        path.display()
-    );
-    Ok(token)
+    conveyor::config::token_in(&text)
+        .map(str::to_string)
+        .with_context(|| format!("the token file {} is empty", path.display()))
 }
 
 /// CLI output, not a log line.
