@@ -500,7 +500,7 @@ async fn project_commands(
         let mut spec = Spec::shell(&check.cmd, repo);
         spec.user = sh.agent_user.map(|u| (u.uid, u.gid));
         let timeout = Duration::from_secs(sh.cfg.command_timeout_secs);
-        let out = exec::run(&spec, timeout, &CancellationToken::new()).await;
+        let out = exec::run(&spec, timeout, sh.cancel).await;
         items.push(project_command(&check.cmd, check.expect_exit, &out));
     }
     items

@@ -166,7 +166,6 @@ impl Shared {
         };
         self.preflight.first.notify_waiters();
         if changed {
-            let api = report.to_api();
             let blocking = report
                 .items
                 .iter()
@@ -177,10 +176,10 @@ impl Shared {
             self.events.emit(
                 EventKind::Preflight,
                 EventBody {
-                    detail: Some(if api.blocking {
-                        format!("blocking: {}", blocking.join(", "))
-                    } else {
+                    detail: Some(if blocking.is_empty() {
                         "clear".into()
+                    } else {
+                        format!("blocking: {}", blocking.join(", "))
                     }),
                     ..EventBody::default()
                 },
