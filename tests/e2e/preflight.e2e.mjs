@@ -118,7 +118,11 @@ test('not logged in: the Lines banner says so with its fix, a queued line waits,
   assert.ok(listed.some((i) => i.level === 'ok'), JSON.stringify(listed));
   assert.equal(await d.script("return document.querySelector('[data-testid=preflight-error]');"), null);
   await d.script("const s = document.querySelector('.settings'); s.scrollTop = s.scrollHeight;");
-  await new Promise((r) => setTimeout(r, 300));
+  await d.until(
+    async () =>
+      d.script("const s = document.querySelector('.settings'); return s.scrollTop + s.clientHeight >= s.scrollHeight - 1;"),
+    'the settings scrolled to the end',
+  );
   await screenshot(d, 'preflight-settings-check');
 });
 
@@ -131,7 +135,13 @@ test('Settings show deepwork defaults as placeholders and save nothing for unset
   assert.deepEqual(await field('steps'), { value: '', placeholder: '4' });
   assert.deepEqual(await field('timeout'), { value: '', placeholder: '900' });
   await d.script("document.querySelector('[data-testid=steps]').scrollIntoView({ block: 'center' });");
-  await new Promise((r) => setTimeout(r, 300));
+  await d.until(
+    async () =>
+      d.script(
+        "const r = document.querySelector('[data-testid=steps]').getBoundingClientRect(); return r.top >= 0 && r.bottom <= window.innerHeight;",
+      ),
+    'the steps field in view',
+  );
   await screenshot(d, 'preflight-settings-placeholders');
 
   await d.type('[data-testid=chat]', 'fast');
