@@ -3,7 +3,7 @@
 
 export type Health = { status: string, version: string, };
 
-export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "internal";
+export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "pending_judgement" | "waiting_answer" | "internal";
 
 export type PreflightLevel = "ok" | "warning" | "blocking";
 
@@ -110,11 +110,15 @@ priority: number, };
 
 export type Remarks = { text: string, };
 
-export type StepKind = "planner" | "executor" | "reviewer" | "tester" | "skeptic" | "fixer" | "remarks";
+export type StepKind = "planner" | "executor" | "tester" | "reviewer" | "skeptic" | "extra" | "fixer" | "rework" | "answer" | "remarks" | "investigate" | "judge";
 
 export type StepState = "pending" | "running" | "done" | "failed" | "interrupted" | "cancelled";
 
 export type Step = { id: string, n: number, kind: StepKind, title: string, state: StepState, attempts: number, 
+/**
+ * The session the step runs in when it is not the line's (a judge's own session).
+ */
+session_id: string | null, 
 /**
  * Summed over attempts.
  */
@@ -131,9 +135,39 @@ export type JournalKind = "fork" | "question" | "decided" | "uncovered";
 
 export type JournalEntry = { id: number, line_id: string, step_id: string | null, kind: JournalKind | null, text: string | null, options: Array<string>, default: string | null, why: string | null, reversible: boolean | null, expensive: boolean | null, valid: boolean, error: string | null, raw: string, created_at: string, };
 
-export type QuestionStatus = "unvalidated" | "validated" | "answered" | "dismissed";
+export type QuestionStatus = "unvalidated" | "validated" | "duplicate" | "rework" | "decided" | "answered";
 
-export type Question = { id: string, line_id: string, project_id: string, text: string, options: Array<string>, default: string | null, why: string | null, reversible: boolean | null, expensive: boolean | null, status: QuestionStatus, answer: string | null, created_at: string, };
+export type QuestionKind = "fork" | "question";
+
+export type DecisionSource = "agent" | "judge" | "daemon";
+
+export type Question = { id: string, line_id: string, project_id: string, kind: QuestionKind, text: string, options: Array<string>, default: string | null, why: string | null, reversible: boolean | null, expensive: boolean | null, status: QuestionStatus, 
+/**
+ * Who set the status (none while unvalidated).
+ */
+decided_by: DecisionSource | null, 
+/**
+ * Why it has its status: the judge's or the daemon's reason.
+ */
+verdict_why: string | null, 
+/**
+ * The open validated question this one repeats.
+ */
+duplicate_of: string | null, 
+/**
+ * Validated by day as irreversible and expensive: it cannot wait for the morning.
+ */
+urgent: boolean, 
+/**
+ * How many times it was sent back to the line's session.
+ */
+reworks: number, answer: string | null, created_at: string, 
+/**
+ * When the judge (or the daemon) validated it; what decides `questions` or `later`.
+ */
+validated_at: string | null, answered_at: string | null, };
+
+export type Decision = { id: string, project_id: string, line_id: string, source: DecisionSource, text: string, why: string | null, created_at: string, };
 
 export type AnswerOption = { option: string, };
 
@@ -141,25 +175,39 @@ export type AnswerText = { text: string, };
 
 export type Answer = AnswerOption | AnswerText;
 
-export type Review = { projects: Array<ReviewProject>, };
+export type Review = { 
+/**
+ * The end of the last night, by day; none during the night (the list is live) or
+ * when no `night` is configured.
+ */
+frozen_at: string | null, 
+/**
+ * Forks and questions not yet judged, over all projects.
+ */
+pending_judgement: number, 
+/**
+ * Forks and questions sent back to their line's session, over all projects.
+ */
+in_rework: number, projects: Array<ReviewProject>, };
 
 export type ReviewProject = { project_id: string, name: string, 
 /**
- * Validated questions with options (empty until the judge exists).
+ * Validated questions, open, validated before the freeze.
  */
 questions: Array<Question>, 
 /**
- * Questions nobody has validated yet.
+ * Validated after the freeze (by day): they wait for tomorrow's list, except the
+ * `urgent` ones.
  */
-unvalidated: Array<Question>, 
+later: Array<Question>, 
 /**
- * Questions Anton already answered, on lines not yet accepted or cancelled.
+ * Questions Anton answered, on lines not yet accepted or cancelled.
  */
 answered: Array<Question>, 
 /**
- * The collapsed "decided by default" list.
+ * The collapsed "decided by default" list, each with its why.
  */
-decided: Array<JournalEntry>, };
+decided: Array<Decision>, };
 
 export type Budget = { 
 /**

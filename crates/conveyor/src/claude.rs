@@ -26,6 +26,8 @@ pub struct Invocation {
     pub settings: PathBuf,
     pub permission_mode: String,
     pub allowed_tools: Vec<String>,
+    /// `--tools`: the built-in tools the run has (all when `None`).
+    pub tools: Option<String>,
     /// `--add-dir` (the line's folder, for the non-bypass modes).
     pub add_dir: Option<PathBuf>,
     pub model: Option<String>,
@@ -63,6 +65,9 @@ impl Invocation {
         ]);
         if !self.allowed_tools.is_empty() {
             s = s.args(["--allowedTools".to_string(), self.allowed_tools.join(",")]);
+        }
+        if let Some(t) = &self.tools {
+            s = s.args(["--tools".to_string(), t.clone()]);
         }
         if let Some(d) = &self.add_dir {
             s = s.args(["--add-dir".to_string(), d.to_string_lossy().into_owned()]);
@@ -516,6 +521,7 @@ mod tests {
             settings: "/tmp/s.json".into(),
             permission_mode: "bypassPermissions".into(),
             allowed_tools: Vec::new(),
+            tools: None,
             add_dir: None,
             model: None,
             env: BTreeMap::new(),

@@ -75,16 +75,48 @@ exit 0
             .map_err(|e| Error::io(&script, e))?;
     }
     let _ = std::fs::remove_file(&state);
-    let settings_json = serde_json::json!({
-        "hooks": {"Stop": [{"hooks": [{"type": "command", "command": script.to_string_lossy()}]}]}
-    });
-    std::fs::write(&settings, settings_json.to_string()).map_err(|e| Error::io(&settings, e))?;
+    write_settings(
+        &settings,
+        &Hooks {
+            stop: &sh_quote(&script.to_string_lossy()),
+            pre_tool: None,
+        },
+    )?;
     Ok(Hook {
         #[cfg(test)]
         script,
         settings,
         state,
     })
+}
+
+/// The hooks of one run, as shell command lines.
+#[derive(Debug, Clone, Copy)]
+pub struct Hooks<'a> {
+    /// Run when the agent would stop; may block it once more (JSON form).
+    pub stop: &'a str,
+    /// `(matcher, command)`: run before every matching tool call; may deny it.
+    pub pre_tool: Option<(&'a str, &'a str)>,
+}
+
+/// Writes a run's settings file (`--settings`): every hook of the run in one place, so the
+/// Stop hook and the guard of a run are never two files that could disagree.
+///
+/// # Errors
+/// [`Error::Io`].
+pub fn write_settings(path: &Path, hooks: &Hooks<'_>) -> Result<()> {
+    let command = |c: &str| serde_json::json!([{"type": "command", "command": c}]);
+    let mut all = serde_json::json!({"Stop": [{"hooks": command(hooks.stop)}]});
+    if let Some((matcher, cmd)) = hooks.pre_tool {
+        all["PreToolUse"] = serde_json::json!([{"matcher": matcher, "hooks": command(cmd)}]);
+    }
+    let text = serde_json::json!({ "hooks": all }).to_string();
+    std::fs::write(path, text).map_err(|e| Error::io(path, e))
+}
+
+/// A word quoted for `sh`.
+pub fn quote(s: &str) -> String {
+    sh_quote(s)
 }
 
 impl Hook {

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::store::journal::{At, NewEntry};
 use crate::store::{self, Store, now_ms};
 use crate::{Error, Result};
-use conveyor_api::JournalKind;
+use conveyor_api::{JournalKind, QuestionKind};
 use serde::Deserialize;
 
 /// A well-formed entry.
@@ -83,6 +83,7 @@ pub fn parse_line(raw: &str) -> std::result::Result<Entry, EntryError> {
 pub struct Ingested {
     pub entries: usize,
     pub malformed: usize,
+    /// Forks and questions: the entries the judge looks at.
     pub questions: usize,
 }
 
@@ -158,8 +159,14 @@ pub async fn ingest(
                     continue;
                 };
                 out.entries += 1;
-                if kind == JournalKind::Question {
-                    store::questions::insert(&mut tx, line_id, id, now).await?;
+                // Every fork and question is judged: it gets a row that says where it stands.
+                let qkind = match kind {
+                    JournalKind::Fork => Some(QuestionKind::Fork),
+                    JournalKind::Question => Some(QuestionKind::Question),
+                    JournalKind::Decided | JournalKind::Uncovered => None,
+                };
+                if let Some(qkind) = qkind {
+                    store::questions::insert(&mut tx, line_id, id, qkind, step_id, now).await?;
                     out.questions += 1;
                 }
             }

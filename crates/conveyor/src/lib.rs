@@ -12,6 +12,7 @@
 pub mod api;
 pub mod budget;
 pub(crate) mod claude;
+pub mod clock;
 pub mod config;
 mod daemon;
 mod error;
@@ -20,6 +21,7 @@ pub mod exec;
 pub(crate) mod git;
 pub(crate) mod hook;
 pub(crate) mod journal;
+pub mod judge;
 pub mod line;
 pub(crate) mod plan;
 pub mod preflight;

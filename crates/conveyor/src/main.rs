@@ -1,6 +1,7 @@
 //! `conveyord serve --config conveyor.toml`: the daemon. `conveyord budget`: what a running
 //! daemon's budget looks like. `conveyord check`: its preflight. Every subcommand but `serve`
-//! is a client of a running daemon's API.
+//! is a client of a running daemon's API, except `hook`, which the agent CLI runs as a judge's
+//! hooks.
 
 use std::path::PathBuf;
 
@@ -27,6 +28,28 @@ enum Cmd {
     /// Run the running daemon's preflight now (`GET /api/preflight`) and print what would
     /// stop lines. Exit 0 when nothing blocks, 2 when something does, 1 on an error.
     Check(Connect),
+    /// The hooks of a judge's run, run by the agent CLI (not for people).
+    #[command(subcommand, hide = true)]
+    Hook(HookCmd),
+}
+
+#[derive(Subcommand)]
+enum HookCmd {
+    /// Stop hook: blocks (JSON on stdout) while the verdict file does not parse or misses an
+    /// id, at most `rounds` times.
+    Verdict {
+        #[arg(long)]
+        file: PathBuf,
+        /// JSON `{"ids": [..], "open": [..]}`: the ids to judge and the open questions.
+        #[arg(long)]
+        given: PathBuf,
+        #[arg(long)]
+        state: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+    },
+    /// PreToolUse hook: denies every tool call but a `Write` of this file.
+    OnlyWrite { file: PathBuf },
 }
 
 /// How a client subcommand reaches the daemon: its config file, or a URL and a token.
@@ -63,6 +86,7 @@ fn main() -> anyhow::Result<()> {
             let blocking = check(&c)?;
             std::process::exit(if blocking { 2 } else { 0 });
         }
+        Cmd::Hook(h) => return hook(h),
     };
     let cfg = conveyor::Config::load(&config).context("loading the config")?;
     let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
@@ -148,4 +172,25 @@ fn check(c: &Connect) -> anyhow::Result<bool> {
         .with_context(|| format!("GET {url}/api/preflight"))?;
     print(&conveyor::preflight::render(&report))?;
     Ok(report.blocking)
+}
+
+/// `conveyord hook …`: reads the hook's input on stdin, answers on stdout, exits 0.
+fn hook(h: HookCmd) -> anyhow::Result<()> {
+    use std::io::Read as _;
+    let mut input = String::new();
+    // The CLI writes the hook's input and may close early: a short read is fine.
+    let _ = std::io::stdin().read_to_string(&mut input);
+    let answer = match h {
+        HookCmd::Verdict {
+            file,
+            given,
+            state,
+            rounds,
+        } => conveyor::judge::stop_hook(&file, &given, &state, rounds),
+        HookCmd::OnlyWrite { file } => conveyor::judge::only_write(&input, &file),
+    };
+    match answer {
+        Some(a) => print(&format!("{a}\n")),
+        None => Ok(()),
+    }
 }

@@ -1,6 +1,7 @@
 //! The step prompts. Role instructions go into the `-p` prompt of each step (the first step's
-//! system prompt is reused on resume). The first line, `conveyor step <n> attempt <a>`, names
-//! the step in the conversation.
+//! system prompt is reused on resume). The first line,
+//! `conveyor step <n> attempt <a> · <kind> · line <id> "<title>"`, names the step in the
+//! conversation (and lets a scripted mock of the API tell steps, kinds and lines apart).
 
 use conveyor_api::StepKind;
 
@@ -12,6 +13,7 @@ pub struct StepPrompt<'a> {
     pub n: i64,
     pub attempt: i64,
     pub kind: StepKind,
+    pub line_id: &'a str,
     pub line_title: &'a str,
     pub line_task: &'a str,
     pub step_title: &'a str,
@@ -34,10 +36,11 @@ for answers: take the default and go on.";
 /// Renders the prompt.
 pub fn render(p: &StepPrompt<'_>) -> String {
     let mut s = format!(
-        "conveyor step {} attempt {} · {} · line \"{}\"\n\n",
+        "conveyor step {} attempt {} · {} · line {} \"{}\"\n\n",
         p.n,
         p.attempt,
         p.kind.as_str(),
+        p.line_id,
         p.line_title
     );
     if let Some(why) = p.rolled_back {
@@ -75,6 +78,9 @@ pub fn render(p: &StepPrompt<'_>) -> String {
             let role = match p.kind {
                 StepKind::Fixer => "FIXER",
                 StepKind::Remarks => "EXECUTOR (Anton's remarks after review)",
+                StepKind::Rework => "EXECUTOR (entries the judge sent back)",
+                StepKind::Answer => "EXECUTOR (Anton's answers)",
+                StepKind::Investigate => "INVESTIGATOR",
                 StepKind::Reviewer => "REVIEWER",
                 StepKind::Tester => "TESTER",
                 StepKind::Skeptic => "SKEPTIC",
@@ -113,6 +119,7 @@ mod tests {
             n: 3,
             attempt: 2,
             kind: StepKind::Executor,
+            line_id: "L1",
             line_title: "t",
             line_task: "x",
             step_title: "add a flag",
@@ -122,7 +129,7 @@ mod tests {
             checkpoint: Some("abc123"),
             answers: &[],
         });
-        assert!(s.starts_with("conveyor step 3 attempt 2"));
+        assert!(s.starts_with("conveyor step 3 attempt 2 · executor · line L1 \"t\"\n"));
         assert!(s.contains("rolled back to the last checkpoint (abc123)"));
         assert!(s.contains("`cargo test` exits 0"));
     }

@@ -39,7 +39,7 @@ pub async fn recover(sh: &Shared) -> Result<()> {
         // A run that reached system/init started its session: the next attempt resumes it.
         let mut tx = sh.store.begin().await?;
         store::runs::interrupt(&mut tx, run.id).await?;
-        if run.init_seen {
+        if run.init_seen && run.in_line_session {
             store::lines::set_session_started(&mut tx, &run.line_id, true).await?;
         }
         tx.commit().await?;

@@ -144,7 +144,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
             r.blocks_project(&l.project_id).or(match action {
                 Action::Step { .. } => r.blocks_steps(),
                 Action::Merge => r.blocks_merge(&l.project_id),
-                Action::Gate | Action::Nothing => None,
+                Action::Gate | Action::Sort | Action::Wait(..) | Action::Nothing => None,
             })
         });
         if let Some(item) = blocked {
@@ -206,7 +206,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     }
                 }
             }
-            Action::Gate | Action::Merge => 0.0,
+            Action::Gate | Action::Merge | Action::Sort | Action::Wait(..) => 0.0,
         };
         taken.insert(l.project_id.clone());
         free -= 1;

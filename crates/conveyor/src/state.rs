@@ -6,7 +6,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use conveyor_api::{EventKind, LineState, ReasonCode, StepState};
 use tokio::sync::Notify;
@@ -14,6 +14,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::Result;
 use crate::budget::Budget;
+use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, RootMode};
 use crate::events::{EventBody, Events};
 use crate::git::{Identity, Locks};
@@ -28,6 +29,8 @@ pub struct Shared {
     pub(crate) events: Events,
     pub(crate) locks: Locks,
     pub(crate) budget: Budget,
+    /// What time it is (tests drive it).
+    pub(crate) clock: Arc<dyn Clock>,
     pub(crate) token: String,
     /// Wakes the scheduler (a line was added, a slot freed, …).
     pub(crate) wake: Notify,
@@ -72,6 +75,7 @@ impl Shared {
     ) -> Shared {
         Shared {
             budget: Budget::new(cfg.budget.clone()),
+            clock: Arc::new(SystemClock),
             store,
             events: Events::default(),
             locks: Locks::default(),
@@ -289,40 +293,51 @@ impl Shared {
         reason: Option<(ReasonCode, &str)>,
         park_until: Option<i64>,
     ) -> Result<()> {
-        if !store::lines::set_state(
+        let t = line_state_in(
             &mut *self.store.conn().await?,
             line_id,
             state,
             reason,
             park_until,
         )
-        .await?
-        {
-            tracing::debug!(
-                line = line_id,
-                state = state.as_str(),
-                "line cancelled: state kept"
-            );
-            return Ok(());
-        }
-        let (code, text) = reason.unzip();
+        .await?;
+        self.announce(t);
+        Ok(())
+    }
+
+    /// Tells the subscribers about a state change written by [`line_state_in`], once its
+    /// transaction is committed.
+    pub(crate) fn announce(&self, t: Transition) {
+        let Some(t) = t.0 else {
+            return;
+        };
         tracing::info!(
-            line = line_id,
-            state = state.as_str(),
-            reason_code = code.map(ReasonCode::as_str),
-            reason = text,
+            line = t.line_id,
+            state = t.state.as_str(),
+            reason_code = t.code.map(ReasonCode::as_str),
+            reason = t.reason,
             "line state"
         );
         self.events.emit(
             EventKind::Line,
             EventBody {
-                line_id: Some(line_id.into()),
-                state: Some(state.into()),
-                detail: text.map(str::to_string),
+                line_id: Some(t.line_id),
+                state: Some(t.state.into()),
+                detail: t.reason,
                 ..EventBody::default()
             },
         );
-        Ok(())
+    }
+
+    /// Tells the subscribers that the line's questions moved (judged, sent back, answered).
+    pub(crate) fn announce_questions(&self, line_id: &str) {
+        self.events.emit(
+            EventKind::Question,
+            EventBody {
+                line_id: Some(line_id.into()),
+                ..EventBody::default()
+            },
+        );
     }
 
     /// Changes a step's state and tells the subscribers.
@@ -357,4 +372,47 @@ impl Shared {
         );
         Ok(())
     }
+}
+
+/// A line's state change written in a transaction, to be announced ([`Shared::announce`])
+/// after the commit: what a change reports (an event, an outbox row) is never ahead of it.
+#[must_use = "announce the change once its transaction is committed"]
+#[derive(Debug)]
+pub(crate) struct Transition(Option<Changed>);
+
+#[derive(Debug)]
+struct Changed {
+    line_id: String,
+    state: LineState,
+    code: Option<ReasonCode>,
+    reason: Option<String>,
+}
+
+/// Changes a line's state on `c` (the caller's transaction, or a connection of its own); a
+/// cancelled line stays cancelled.
+///
+/// # Errors
+/// Database errors.
+pub(crate) async fn line_state_in(
+    c: &mut sqlx::SqliteConnection,
+    line_id: &str,
+    state: LineState,
+    reason: Option<(ReasonCode, &str)>,
+    park_until: Option<i64>,
+) -> Result<Transition> {
+    if !store::lines::set_state(c, line_id, state, reason, park_until).await? {
+        tracing::debug!(
+            line = line_id,
+            state = state.as_str(),
+            "line cancelled: state kept"
+        );
+        return Ok(Transition(None));
+    }
+    let (code, text) = reason.unzip();
+    Ok(Transition(Some(Changed {
+        line_id: line_id.into(),
+        state,
+        code,
+        reason: text.map(str::to_string),
+    })))
 }

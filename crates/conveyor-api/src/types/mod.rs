@@ -322,47 +322,29 @@ wire! {
     }
 }
 
-wire! {
-    /// The role a step plays.
+named! {
+    /// The role a step plays. The judge runs apart from the line's session, in a fresh
+    /// session of its own per run.
     pub enum StepKind {
-        Planner,
-        Executor,
-        Reviewer,
-        Tester,
-        Skeptic,
-        Fixer,
-        Remarks,
-    }
-}
-
-impl StepKind {
-    /// Every kind, in the order a line meets them.
-    pub const ALL: [StepKind; 7] = [
-        StepKind::Planner,
-        StepKind::Executor,
-        StepKind::Reviewer,
-        StepKind::Tester,
-        StepKind::Skeptic,
-        StepKind::Fixer,
-        StepKind::Remarks,
-    ];
-
-    /// The snake_case name.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            StepKind::Planner => "planner",
-            StepKind::Executor => "executor",
-            StepKind::Reviewer => "reviewer",
-            StepKind::Tester => "tester",
-            StepKind::Skeptic => "skeptic",
-            StepKind::Fixer => "fixer",
-            StepKind::Remarks => "remarks",
-        }
-    }
-
-    /// Parses the snake_case name.
-    pub fn parse(s: &str) -> Option<StepKind> {
-        StepKind::ALL.into_iter().find(|k| k.as_str() == s)
+        Planner = "planner",
+        Executor = "executor",
+        Tester = "tester",
+        Reviewer = "reviewer",
+        Skeptic = "skeptic",
+        /// A project's own extra checking role (`[roles] extra`).
+        Extra = "extra",
+        Fixer = "fixer",
+        /// Sent back by the judge: redo a question (read the memory first, …) in the line's
+        /// session.
+        Rework = "rework",
+        /// Carries Anton's answers to the line's session.
+        Answer = "answer",
+        /// Anton's remarks after review.
+        Remarks = "remarks",
+        /// Looks into a red health check after a rollback.
+        Investigate = "investigate",
+        /// Judges the journal's new forks and questions: which reach Anton.
+        Judge = "judge",
     }
 }
 
@@ -417,6 +399,8 @@ wire! {
         pub title: String,
         pub state: StepState,
         pub attempts: u32,
+        /// The session the step runs in when it is not the line's (a judge's own session).
+        pub session_id: Option<String>,
         /// Summed over attempts.
         pub cost_usd: f64,
         pub tokens: Tokens,
@@ -520,7 +504,10 @@ pub(crate) fn typescript() -> String {
         JournalKind::decl(),
         JournalEntry::decl(),
         QuestionStatus::decl(),
+        QuestionKind::decl(),
+        DecisionSource::decl(),
         Question::decl(),
+        Decision::decl(),
         AnswerOption::decl(),
         AnswerText::decl(),
         Answer::decl(),

@@ -45,6 +45,10 @@ named! {
         Worktree = "worktree",
         /// Recovery after a restart could not restore the line's checkpoint.
         Recovery = "recovery",
+        /// Its steps are done; forks or questions of it are still being judged.
+        PendingJudgement = "pending_judgement",
+        /// Its steps are done; it waits for Anton's answer to a validated question.
+        WaitingAnswer = "waiting_answer",
         /// The daemon failed on this line (its log has the details).
         Internal = "internal",
     }

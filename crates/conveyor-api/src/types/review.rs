@@ -39,38 +39,42 @@ wire! {
     }
 }
 
-wire! {
-    /// Where a question stands.
+named! {
+    /// Where a journal fork or question stands (DESIGN.md, "The judge and the morning list"):
+    /// `unvalidated` → `validated` | `duplicate` | `rework` | `decided` → `answered`.
     pub enum QuestionStatus {
-        /// Not yet looked at by the judge (which comes in its own issue).
-        Unvalidated,
-        Validated,
-        Answered,
-        Dismissed,
+        /// Not yet judged.
+        Unvalidated = "unvalidated",
+        /// The judge says it needs Anton: it is on the morning page.
+        Validated = "validated",
+        /// The same as an open validated question (`duplicate_of`).
+        Duplicate = "duplicate",
+        /// Sent back to the line's session (`rework` step); judged again after it.
+        Rework = "rework",
+        /// The default stands; listed, collapsed, with why.
+        Decided = "decided",
+        /// Anton answered; an `answer` step carries it to the line's session.
+        Answered = "answered",
     }
 }
 
-impl QuestionStatus {
-    /// The snake_case name used on the wire and in the database.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            QuestionStatus::Unvalidated => "unvalidated",
-            QuestionStatus::Validated => "validated",
-            QuestionStatus::Answered => "answered",
-            QuestionStatus::Dismissed => "dismissed",
-        }
+named! {
+    /// Which journal entry a question row comes from.
+    pub enum QuestionKind {
+        Fork = "fork",
+        Question = "question",
     }
+}
 
-    /// Parses the snake_case name.
-    pub fn parse(s: &str) -> Option<QuestionStatus> {
-        [
-            QuestionStatus::Unvalidated,
-            QuestionStatus::Validated,
-            QuestionStatus::Answered,
-            QuestionStatus::Dismissed,
-        ]
-        .into_iter()
-        .find(|q| q.as_str() == s)
+named! {
+    /// Who took a decision, or decided where a question stands.
+    pub enum DecisionSource {
+        /// The agent, in its journal.
+        Agent = "agent",
+        /// The judge's run.
+        Judge = "judge",
+        /// The daemon's own rules (mechanical checks, the day rule, its own dead ends).
+        Daemon = "daemon",
     }
 }
 
@@ -80,6 +84,7 @@ wire! {
         pub id: String,
         pub line_id: String,
         pub project_id: String,
+        pub kind: QuestionKind,
         pub text: String,
         pub options: Vec<String>,
         pub default: Option<String>,
@@ -87,7 +92,34 @@ wire! {
         pub reversible: Option<bool>,
         pub expensive: Option<bool>,
         pub status: QuestionStatus,
+        /// Who set the status (none while unvalidated).
+        pub decided_by: Option<DecisionSource>,
+        /// Why it has its status: the judge's or the daemon's reason.
+        pub verdict_why: Option<String>,
+        /// The open validated question this one repeats.
+        pub duplicate_of: Option<String>,
+        /// Validated by day as irreversible and expensive: it cannot wait for the morning.
+        pub urgent: bool,
+        /// How many times it was sent back to the line's session.
+        pub reworks: u32,
         pub answer: Option<String>,
+        pub created_at: String,
+        /// When the judge (or the daemon) validated it; what decides `questions` or `later`.
+        pub validated_at: Option<String>,
+        pub answered_at: Option<String>,
+    }
+}
+
+wire! {
+    /// A decision taken without Anton: an agent's `decided` entry, a fork or question the
+    /// judge or the daemon decided by default. `GET /api/decisions` and `review.decided`.
+    pub struct Decision {
+        pub id: String,
+        pub project_id: String,
+        pub line_id: String,
+        pub source: DecisionSource,
+        pub text: String,
+        pub why: Option<String>,
         pub created_at: String,
     }
 }
@@ -120,8 +152,16 @@ pub struct AnswerText {
 }
 
 wire! {
-    /// `GET /api/review`: the morning page.
+    /// `GET /api/review`: the morning page. By day it is the list frozen when the night ended
+    /// (`frozen_at`); what the judge validated after that is under each project's `later`.
     pub struct Review {
+        /// The end of the last night, by day; none during the night (the list is live) or
+        /// when no `night` is configured.
+        pub frozen_at: Option<String>,
+        /// Forks and questions not yet judged, over all projects.
+        pub pending_judgement: u32,
+        /// Forks and questions sent back to their line's session, over all projects.
+        pub in_rework: u32,
         pub projects: Vec<ReviewProject>,
     }
 }
@@ -131,13 +171,14 @@ wire! {
     pub struct ReviewProject {
         pub project_id: String,
         pub name: String,
-        /// Validated questions with options (empty until the judge exists).
+        /// Validated questions, open, validated before the freeze.
         pub questions: Vec<Question>,
-        /// Questions nobody has validated yet.
-        pub unvalidated: Vec<Question>,
-        /// Questions Anton already answered, on lines not yet accepted or cancelled.
+        /// Validated after the freeze (by day): they wait for tomorrow's list, except the
+        /// `urgent` ones.
+        pub later: Vec<Question>,
+        /// Questions Anton answered, on lines not yet accepted or cancelled.
         pub answered: Vec<Question>,
-        /// The collapsed "decided by default" list.
-        pub decided: Vec<JournalEntry>,
+        /// The collapsed "decided by default" list, each with its why.
+        pub decided: Vec<Decision>,
     }
 }

@@ -33,7 +33,8 @@ async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
         })
         .collect();
     let kinds = StepKind::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .map(|kind| {
             let e = policy.estimate(&snap.runs, kind, None);
             KindStats {

@@ -36,8 +36,15 @@ impl Policy {
         }
         let scale = match kind {
             StepKind::Executor => 2.0,
-            StepKind::Planner | StepKind::Fixer | StepKind::Remarks => 1.0,
-            StepKind::Reviewer | StepKind::Tester | StepKind::Skeptic => 0.5,
+            StepKind::Planner
+            | StepKind::Fixer
+            | StepKind::Remarks
+            | StepKind::Rework
+            | StepKind::Answer
+            | StepKind::Investigate => 1.0,
+            StepKind::Reviewer | StepKind::Tester | StepKind::Skeptic | StepKind::Extra => 0.5,
+            // Reads the entries, the diff and the memory; writes one small file.
+            StepKind::Judge => 0.3,
         };
         self.cfg.default_estimate_usd * scale
     }

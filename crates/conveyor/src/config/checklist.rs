@@ -43,6 +43,11 @@ pub struct Checklist {
     /// wait, saying which.
     #[serde(default)]
     pub preflight: Vec<Check>,
+    /// The project's memory: globs of files (notes, decisions, conventions) an agent reads
+    /// before asking Anton. The judge reads them; a question from a step that read none of
+    /// them is sent back ("read the memory first").
+    #[serde(default)]
+    pub memory: Vec<String>,
     /// A diff touching these globs raises the line's level to `full`.
     #[serde(default)]
     pub full_level_paths: Vec<String>,

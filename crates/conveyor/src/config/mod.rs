@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::clock::Night;
+
 use crate::Error;
 
 pub use token::token_in;
@@ -179,7 +181,6 @@ pub struct NotYetRead {
     pub read_by: &'static str,
 }
 
-const JUDGE_AND_CATCHER: &str = "the judge (the morning list freezes when the night ends) and the Catcher (nothing is sent at night)";
 const ROLES: &str = "the roles issue (clicks at the gate)";
 const DEPLOY: &str = "the deploy issue (deploy after the merge, health check, rollback)";
 
@@ -200,6 +201,8 @@ pub enum Invalid {
     Budget { field: String, rule: &'static str },
     #[error("token_file is required")]
     NoToken,
+    #[error("{0}")]
+    Night(String),
 }
 
 /// `conveyor.toml`.
@@ -223,10 +226,23 @@ pub struct Config {
     /// The agent CLI.
     #[serde(default = "default_claude")]
     pub claude_bin: PathBuf,
-    /// Hours in which nothing is sent to Anton (`"22:00-08:00"`). Accepted, not yet read: the
-    /// judge and the Catcher will read it (see [`Config::not_yet_read`]).
+    /// Hours in which nothing is sent to Anton (`"22:00-08:00"`, `HH:MM[:SS]` either end); the
+    /// morning list freezes when the night ends, and a fork written by day is decided by
+    /// default unless irreversible and expensive. None: no day at all (nothing freezes, every
+    /// entry is judged).
     #[serde(default)]
     pub night: Option<String>,
+    /// The IANA time zone `night` is read in (`"Europe/Moscow"`); the server's when absent.
+    #[serde(default)]
+    pub timezone: Option<String>,
+    /// Anton's vault: a folder of notes that counts as every project's memory too (the judge
+    /// reads it, and a question from a step that read no memory is sent back).
+    #[serde(default)]
+    pub vault: Option<PathBuf>,
+    /// The `conveyord` binary whose `hook verdict` checks a judge's verdict in its Stop hook;
+    /// by default the running one, or one beside it or on `PATH`.
+    #[serde(default)]
+    pub hook_bin: Option<PathBuf>,
     /// `--permission-mode` of every run.
     #[serde(default = "default_permission_mode")]
     pub permission_mode: String,
@@ -427,7 +443,8 @@ impl Config {
 
     /// The keys this config sets that no code reads yet.
     pub fn not_yet_read(&self) -> Vec<NotYetRead> {
-        notices(&[("night", self.night.is_some(), JUDGE_AND_CATCHER)])
+        // Every key of the daemon's config is read today (`night` by the judge since it came).
+        Vec::new()
     }
 
     fn validate(&self) -> Result<(), Invalid> {
@@ -438,7 +455,20 @@ impl Config {
         if self.token.is_none() && self.token_file.is_none() {
             return Err(Invalid::NoToken);
         }
+        if let Some(spec) = &self.night {
+            Night::parse(spec, self.timezone.as_deref())
+                .map_err(|e| Invalid::Night(e.to_string()))?;
+        } else if let Some(tz) = &self.timezone {
+            tz.parse::<chrono_tz::Tz>().map_err(|_| {
+                Invalid::Night(crate::clock::NightError::Zone(tz.clone()).to_string())
+            })?;
+        }
         Ok(())
+    }
+
+    /// The configured night (validated at load); `None` when there is none.
+    pub fn night(&self) -> Option<Night> {
+        Night::parse(self.night.as_deref()?, self.timezone.as_deref()).ok()
     }
 
     /// An [`Error::Config`] about this config, naming the file it was read from (for a config
@@ -649,9 +679,19 @@ mod tests {
         let base = "data_dir = \"d\"\ntoken = \"t\"\n";
         let c = Config::parse_at(base, p).unwrap();
         assert!(c.not_yet_read().is_empty());
-        let c = Config::parse_at(&format!("{base}night = \"22:00-08:00\"\n"), p).unwrap();
-        assert_eq!(keys(c.not_yet_read()), ["night"]);
-        assert!(c.not_yet_read()[0].read_by.contains("judge"));
+        let c = Config::parse_at(
+            &format!("{base}night = \"22:00-08:00\"\ntimezone = \"Europe/Moscow\"\n"),
+            p,
+        )
+        .unwrap();
+        assert!(c.not_yet_read().is_empty(), "{:?}", keys(c.not_yet_read()));
+        assert!(c.night().is_some());
+        // A night or a zone that cannot be read is an error naming the field and the file.
+        let e = Config::parse_at(&format!("{base}night = \"late\"\n"), p).unwrap_err();
+        assert!(e.to_string().contains("night: \"late\""), "{e}");
+        assert!(e.to_string().contains("/cfg/conveyor.toml"), "{e}");
+        let e = Config::parse_at(&format!("{base}timezone = \"Mars/Base\"\n"), p).unwrap_err();
+        assert!(e.to_string().contains("timezone: \"Mars/Base\""), "{e}");
         let e = Config::parse_at(&format!("{base}nigth = \"22:00-08:00\"\n"), p).unwrap_err();
         assert!(e.to_string().contains("nigth"), "{e}");
 

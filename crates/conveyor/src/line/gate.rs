@@ -21,13 +21,13 @@ use super::checks::{exit_text, run_checks, run_command};
 /// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
 #[derive(Debug, thiserror::Error)]
 #[error("{source} (on {branch})")]
-struct BadChecklist {
+pub(super) struct BadChecklist {
     source: crate::Error,
     branch: String,
 }
 
 /// The project's checklist from fresh main, with main's commit, the repository and main's name.
-async fn checklist(
+pub(super) async fn checklist(
     sh: &Shared,
     line: &LineRow,
 ) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {
@@ -226,9 +226,16 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
     match out {
         MergeOutcome::Merged { .. } | MergeOutcome::AlreadyMerged => {
             store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, 0).await?;
-            // Deploy, health-check and rollback come in their own issue: no deploy → skip it.
-            sh.set_line_state(&line.id, LineState::AwaitingAcceptance, None, None)
-                .await
+            // An answer given while the line merged queued a step: it runs, and the line
+            // merges again after it.
+            let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
+            let next = if steps.iter().any(super::open) {
+                LineState::Running
+            } else {
+                // Deploy, health-check and rollback come in their own issue: no deploy → skip.
+                LineState::AwaitingAcceptance
+            };
+            sh.set_line_state(&line.id, next, None, None).await
         }
         MergeOutcome::Conflict { files } => {
             gate_failed(

@@ -11,6 +11,7 @@
 mod checks;
 mod finish;
 mod gate;
+pub(crate) mod judge;
 mod miss;
 mod step;
 
@@ -44,6 +45,10 @@ pub(crate) enum Action {
         /// The step's id, once it exists (the planner of a new line has none yet).
         step: Option<String>,
     },
+    /// Sort the journal's new entries by the daemon's rules; a judge step for the rest.
+    Sort,
+    /// Its steps are done and its entries hold it: wait in `waiting_answer` saying why.
+    Wait(ReasonCode, String),
     Gate,
     Merge,
     Nothing,
@@ -72,10 +77,17 @@ pub(crate) const HOLDING: [LineState; 8] = [
     LineState::Deploying,
 ];
 
+pub(crate) fn open(s: &StepRow) -> bool {
+    matches!(s.state, StepState::Pending | StepState::Interrupted)
+}
+
+/// The step to run next: a judge first (the line's next step waits for it), then what carries
+/// something back to the session (a rework, Anton's answers), then the rest in order.
 fn next_step(steps: &[StepRow]) -> Option<&StepRow> {
-    steps
-        .iter()
-        .find(|s| matches!(s.state, StepState::Pending | StepState::Interrupted))
+    let first = |kinds: &[StepKind]| steps.iter().find(|s| open(s) && kinds.contains(&s.kind));
+    first(&[StepKind::Judge])
+        .or_else(|| first(&[StepKind::Rework, StepKind::Answer]))
+        .or_else(|| steps.iter().find(|s| open(s)))
 }
 
 /// What the line needs next.
@@ -84,28 +96,64 @@ fn next_step(steps: &[StepRow]) -> Option<&StepRow> {
 /// Database errors.
 pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
     Ok(match line.state {
-        LineState::Gate => Action::Gate,
+        // A line at the gate goes through the same checks as one whose last step just ended:
+        // new entries are judged and an open question holds it before the gate runs.
         LineState::Merging => Action::Merge,
         s if ACTIVE.contains(&s) => {
             let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
+            let judging = steps
+                .iter()
+                .any(|s| s.kind == StepKind::Judge && (open(s) || s.state == StepState::Running));
             if steps.is_empty() {
                 Action::Step {
                     kind: StepKind::Planner,
                     step: None,
                 }
+            } else if !judging && has_unvalidated(sh, &line.id).await? {
+                Action::Sort
             } else if let Some(s) = next_step(&steps) {
                 Action::Step {
                     kind: s.kind,
                     step: Some(s.id.clone()),
                 }
-            } else if steps.iter().any(|s| s.state == StepState::Failed) {
+            } else if steps
+                .iter()
+                // A judge that failed every run showed its entries as asked: it holds nothing.
+                .any(|s| s.state == StepState::Failed && s.kind != StepKind::Judge)
+            {
                 Action::Nothing
+            } else if let Some((code, why)) = judge::holding(sh, &line.id).await? {
+                Action::Wait(code, why)
             } else {
                 Action::Gate
             }
         }
         _ => Action::Nothing,
     })
+}
+
+/// Applies the daemon's rules (by day, duplicates, "read the memory first") to the line's
+/// unvalidated entries, queueing a judge step for what they leave; the scheduler does this
+/// before every step.
+///
+/// # Errors
+/// Database and git errors.
+pub async fn judge_by_rules(sh: &Shared, line_id: &str) -> Result<()> {
+    if let Some(line) = store::lines::get(&mut *sh.store.conn().await?, line_id).await? {
+        judge::sort(sh, &line).await?;
+        sh.announce_questions(line_id);
+    }
+    Ok(())
+}
+
+async fn has_unvalidated(sh: &Shared, line_id: &str) -> Result<bool> {
+    Ok(!store::questions::of_line(
+        &mut *sh.store.conn().await?,
+        line_id,
+        &[conveyor_api::QuestionStatus::Unvalidated],
+    )
+    .await?
+    .is_empty())
 }
 
 /// Does the line's next thing.
@@ -175,9 +223,18 @@ async fn advance_once(
                 steps = store::steps::of_line(&mut *sh.store.conn().await?, line_id).await?;
             }
             if let Some(step) = next_step(&steps).cloned() {
-                run_step(sh, &line, &step, estimate, cancel).await?;
+                if step.kind == StepKind::Judge {
+                    judge::run_judge(sh, &line, &step, estimate, cancel).await?;
+                } else {
+                    run_step(sh, &line, &step, estimate, cancel).await?;
+                }
             }
         }
+        Action::Sort => {
+            judge::sort(sh, &line).await?;
+            sh.announce_questions(&line.id);
+        }
+        Action::Wait(code, why) => judge::wait(sh, line_id, (code, why)).await?,
         Action::Gate => gate(sh, &line, cancel).await?,
         Action::Merge => merge(sh, &line, cancel).await?,
         Action::Nothing => {}

@@ -111,6 +111,7 @@ pub(super) async fn run_step(
             n: step.n,
             attempt,
             kind,
+            line_id: &line.id,
             line_title: &line.title,
             line_task: &line.task,
             step_title: &step.title,
@@ -146,7 +147,7 @@ pub(super) async fn run_step(
         tracing::info!(line = %line.id, step = step.n, ?verdict, exit = ?report.exit_code, "step run ended");
 
         let (blocks, _) = hook.rounds();
-        record_run_end(sh, &line.id, run_id, &report, &verdict, blocks).await?;
+        record_run_end(sh, &line.id, run_id, &report, &verdict, blocks, true).await?;
         ingest_journal(sh, &line.id, Some(&step.id)).await?;
 
         // Cancelled by Anton while it ran: leave the line cancelled.
@@ -285,6 +286,7 @@ fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocation {
         settings: PathBuf::new(),
         permission_mode: sh.cfg.permission_mode.clone(),
         allowed_tools: sh.cfg.allowed_tools.clone(),
+        tools: None,
         add_dir: (!bypass).then(|| sh.line_dir(&line.id)),
         model: sh.cfg.model.clone(),
         env: agent_env(sh, line, step),
@@ -297,20 +299,27 @@ fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocation {
 }
 
 /// Records an ended run: its outcome, tokens and its own cost — the delta of the session's
-/// cumulative total — with the line's new session total, in one transaction.
-async fn record_run_end(
+/// cumulative total — with the line's new session total, in one transaction. A run in a
+/// session of its own (`in_line_session` false: a judge's) costs its whole total and leaves
+/// the line's session total alone.
+pub(super) async fn record_run_end(
     sh: &Shared,
     line_id: &str,
     run_id: i64,
     report: &claude::Report,
     verdict: &Verdict,
     hook_blocks: u32,
+    in_line_session: bool,
 ) -> Result<()> {
     let mut tx = sh.store.begin().await?;
-    let session_cost = store::lines::get(&mut tx, line_id)
-        .await?
-        .expect("line exists")
-        .session_cost;
+    let session_cost = if in_line_session {
+        store::lines::get(&mut tx, line_id)
+            .await?
+            .expect("line exists")
+            .session_cost
+    } else {
+        0.0
+    };
     let (cost, new_total) = match &report.result {
         Some(r) if r.total_cost_usd + 1e-12 >= session_cost => {
             (r.total_cost_usd - session_cost, r.total_cost_usd)
@@ -357,7 +366,14 @@ async fn record_run_end(
         hook_blocks,
         init_seen: report.init_seen,
     };
-    runs::finish(&mut tx, run_id, line_id, new_total, &ended).await?;
+    runs::finish(
+        &mut tx,
+        run_id,
+        line_id,
+        in_line_session.then_some(new_total),
+        &ended,
+    )
+    .await?;
     tx.commit().await?;
     Ok(())
 }
@@ -431,7 +447,12 @@ async fn step_not_started(sh: &Shared, line: &LineRow, step: &StepRow) -> Result
 }
 
 /// Records what a run reports while it goes (pid, session start, rate-limit events).
-async fn record_signal(db: &store::Store, run_id: i64, line_id: &str, sig: claude::Signal) {
+pub(super) async fn record_signal(
+    db: &store::Store,
+    run_id: i64,
+    line_id: &str,
+    sig: claude::Signal,
+) {
     if let Err(e) = try_record_signal(db, run_id, line_id, sig).await {
         tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
     }

@@ -189,23 +189,3 @@ pub async fn recent(
     rows.reverse();
     Ok(rows)
 }
-
-/// `decided` entries of the lines not yet accepted or cancelled, with their project's id,
-/// oldest first.
-///
-/// # Errors
-/// Database errors.
-pub async fn decided_of_open_lines(c: &mut SqliteConnection) -> Result<Vec<(String, JournalRow)>> {
-    let raw = sqlx::query(&format!(
-        "SELECT l.project_id, {COLUMNS}
-         FROM journal j JOIN lines l ON l.id = j.line_id
-         WHERE j.kind = 'decided' AND l.state NOT IN ('accepted', 'cancelled') ORDER BY j.id"
-    ))
-    .fetch_all(&mut *c)
-    .await?;
-    let rows = raw
-        .iter()
-        .map(|r| Ok((r.try_get("project_id")?, JournalRow::from_row(r)?)))
-        .collect::<std::result::Result<_, sqlx::Error>>()?;
-    Ok(rows)
-}

@@ -74,7 +74,7 @@ impl Stored for StepState {
 
 impl Stored for StepKind {
     const WHAT: &'static str = "step kind";
-    const ALL: &'static [Self] = &StepKind::ALL;
+    const ALL: &'static [Self] = StepKind::ALL;
     fn name(self) -> &'static str {
         self.as_str()
     }
@@ -116,19 +116,25 @@ impl Stored for JournalKind {
 
 impl Stored for QuestionStatus {
     const WHAT: &'static str = "question status";
-    const ALL: &'static [Self] = &[
-        QuestionStatus::Unvalidated,
-        QuestionStatus::Validated,
-        QuestionStatus::Answered,
-        QuestionStatus::Dismissed,
-    ];
+    const ALL: &'static [Self] = QuestionStatus::ALL;
     fn name(self) -> &'static str {
-        match self {
-            QuestionStatus::Unvalidated => "unvalidated",
-            QuestionStatus::Validated => "validated",
-            QuestionStatus::Answered => "answered",
-            QuestionStatus::Dismissed => "dismissed",
-        }
+        self.as_str()
+    }
+}
+
+impl Stored for conveyor_api::QuestionKind {
+    const WHAT: &'static str = "question kind";
+    const ALL: &'static [Self] = conveyor_api::QuestionKind::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Stored for conveyor_api::DecisionSource {
+    const WHAT: &'static str = "decision source";
+    const ALL: &'static [Self] = conveyor_api::DecisionSource::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
     }
 }
 

@@ -1,13 +1,15 @@
-//! `questions`: the journal's questions with where each stands (unvalidated, validated,
-//! answered, …) and Anton's answer, until the line's next step delivers it to the agent.
+//! `questions`: every journal fork and question, with where it stands (DESIGN.md, "The judge
+//! and the morning list"), who put it there and why, and Anton's answer until the line's
+//! `answer` step delivers it. The decisions catalogue is read here too: it is made of the
+//! agents' `decided` entries and the questions decided by default.
 
-use conveyor_api::{self as api, QuestionStatus};
+use conveyor_api::{self as api, DecisionSource, QuestionKind, QuestionStatus};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::journal::Said;
-use super::names::column;
-use super::{now_ms, rfc3339};
+use super::names::{Stored, column, column_opt};
+use super::rfc3339;
 use crate::Result;
 
 /// A question with its journal entry and its line's project.
@@ -16,11 +18,23 @@ pub struct QuestionRow {
     pub id: String,
     pub line_id: String,
     pub project_id: String,
+    pub kind: QuestionKind,
     /// What its journal entry says.
     pub said: Said,
     pub status: QuestionStatus,
+    pub decided_by: Option<DecisionSource>,
+    pub verdict_why: Option<String>,
+    pub duplicate_of: Option<String>,
+    pub urgent: bool,
+    pub reworks: i64,
+    /// The step whose reads count for the memory rule.
+    pub from_step: Option<String>,
     pub answer: Option<String>,
+    /// The answer reached the line's session (its `answer` step succeeded).
+    pub delivered: bool,
     pub created_at: i64,
+    pub validated_at: Option<i64>,
+    pub answered_at: Option<i64>,
 }
 
 impl FromRow<'_, SqliteRow> for QuestionRow {
@@ -29,20 +43,36 @@ impl FromRow<'_, SqliteRow> for QuestionRow {
             id: r.try_get("id")?,
             line_id: r.try_get("line_id")?,
             project_id: r.try_get("project_id")?,
+            kind: column(r, "qkind")?,
             said: Said::from_row(r)?,
             status: column(r, "status")?,
+            decided_by: column_opt(r, "decided_by")?,
+            verdict_why: r.try_get("verdict_why")?,
+            duplicate_of: r.try_get("duplicate_of")?,
+            urgent: r.try_get("urgent")?,
+            reworks: r.try_get("reworks")?,
+            from_step: r.try_get("from_step")?,
             answer: r.try_get("answer")?,
+            delivered: r.try_get("delivered")?,
             created_at: r.try_get("created_at")?,
+            validated_at: r.try_get("validated_at")?,
+            answered_at: r.try_get("answered_at")?,
         })
     }
 }
 
 impl QuestionRow {
+    /// The text as compared for duplicates: case, spacing and closing punctuation aside.
+    pub fn normalised(&self) -> String {
+        normalise(self.said.text.as_deref().unwrap_or_default())
+    }
+
     pub fn to_api(&self) -> api::Question {
         api::Question {
             id: self.id.clone(),
             line_id: self.line_id.clone(),
             project_id: self.project_id.clone(),
+            kind: self.kind,
             text: self.said.text.clone().unwrap_or_default(),
             options: self.said.options(),
             default: self.said.default_opt.clone(),
@@ -50,17 +80,40 @@ impl QuestionRow {
             reversible: self.said.reversible,
             expensive: self.said.expensive,
             status: self.status,
+            decided_by: self.decided_by,
+            verdict_why: self.verdict_why.clone(),
+            duplicate_of: self.duplicate_of.clone(),
+            urgent: self.urgent,
+            reworks: u32::try_from(self.reworks).unwrap_or(0),
             answer: self.answer.clone(),
             created_at: rfc3339(self.created_at),
+            validated_at: self.validated_at.map(rfc3339),
+            answered_at: self.answered_at.map(rfc3339),
         }
     }
 }
 
-const SELECT: &str = "SELECT q.id, q.line_id, l.project_id, j.text, j.options,
-        j.default_opt, j.why, j.reversible, j.expensive, q.status, q.answer, q.created_at
+/// Text as compared for exact duplicates: lower case, runs of blanks as one space, without
+/// the closing `?`, `.` or `!`.
+pub fn normalise(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+        .trim_end_matches(['?', '.', '!', ' ', '？'])
+        .to_string()
+}
+
+const SELECT: &str = "SELECT q.id, q.line_id, l.project_id, q.kind AS qkind, j.text, j.options,
+        j.default_opt, j.why, j.reversible, j.expensive, q.status, q.decided_by, q.verdict_why,
+        q.duplicate_of, q.urgent, q.reworks, q.from_step, q.answer, q.delivered, q.created_at,
+        q.validated_at, q.answered_at
     FROM questions q JOIN journal j ON j.id = q.journal_id JOIN lines l ON l.id = q.line_id";
 
-/// A new unvalidated question for the journal entry `journal_id`.
+/// Lines whose questions still matter: not accepted, not cancelled.
+const OPEN_LINE: &str = "l.state NOT IN ('accepted', 'cancelled')";
+
+/// A new unvalidated question for the journal entry `journal_id`, written by `step_id`.
 ///
 /// # Errors
 /// Database errors.
@@ -68,16 +121,20 @@ pub async fn insert(
     c: &mut SqliteConnection,
     line_id: &str,
     journal_id: i64,
+    kind: QuestionKind,
+    step_id: Option<&str>,
     now: i64,
 ) -> Result<()> {
     sqlx::query(
-        "INSERT INTO questions (id, line_id, journal_id, status, created_at)
-         VALUES (?, ?, ?, 'unvalidated', ?)",
+        "INSERT INTO questions (id, line_id, journal_id, status, created_at, kind, from_step)
+         VALUES (?, ?, ?, 'unvalidated', ?, ?, ?)",
     )
     .bind(uuid::Uuid::new_v4().to_string())
     .bind(line_id)
     .bind(journal_id)
     .bind(now)
+    .bind(kind.name())
+    .bind(step_id)
     .execute(&mut *c)
     .await?;
     Ok(())
@@ -94,34 +151,176 @@ pub async fn get(c: &mut SqliteConnection, id: &str) -> Result<Option<QuestionRo
         .await?)
 }
 
-/// The questions the morning page lists: open or answered, of lines not yet accepted or
+/// The line's questions in one of `statuses`, oldest first.
+///
+/// # Errors
+/// Database errors.
+pub async fn of_line(
+    c: &mut SqliteConnection,
+    line_id: &str,
+    statuses: &[QuestionStatus],
+) -> Result<Vec<QuestionRow>> {
+    Ok(sqlx::query_as(&format!(
+        "{SELECT} WHERE q.line_id = ? AND q.status IN ({}) ORDER BY q.created_at, j.id",
+        in_list(statuses)
+    ))
+    .bind(line_id)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// The project's open validated questions (not answered; lines not finished), oldest first.
+///
+/// # Errors
+/// Database errors.
+pub async fn open_validated_of_project(
+    c: &mut SqliteConnection,
+    project_id: &str,
+) -> Result<Vec<QuestionRow>> {
+    Ok(sqlx::query_as(&format!(
+        "{SELECT} WHERE l.project_id = ? AND q.status = 'validated' AND {OPEN_LINE}
+         ORDER BY q.validated_at, j.id"
+    ))
+    .bind(project_id)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// The questions the morning page lists: validated or answered, of lines not yet accepted or
 /// cancelled, oldest first.
 ///
 /// # Errors
 /// Database errors.
 pub async fn for_review(c: &mut SqliteConnection) -> Result<Vec<QuestionRow>> {
     Ok(sqlx::query_as(&format!(
-        "{SELECT} WHERE q.status IN ('unvalidated', 'validated', 'answered')
-           AND l.state NOT IN ('accepted', 'cancelled') ORDER BY q.created_at"
+        "{SELECT} WHERE q.status IN ('validated', 'answered') AND {OPEN_LINE}
+         ORDER BY q.validated_at, q.created_at, j.id"
     ))
     .fetch_all(&mut *c)
     .await?)
 }
 
-/// Records Anton's answer (to be delivered by the line's next step).
+/// How many questions of open lines are in `status`.
 ///
 /// # Errors
 /// Database errors.
-pub async fn answer(c: &mut SqliteConnection, id: &str, text: &str) -> Result<()> {
-    sqlx::query(
-        "UPDATE questions SET status = 'answered', answer = ?, answered_at = ?, delivered = 0 WHERE id = ?",
+pub async fn count(c: &mut SqliteConnection, status: QuestionStatus) -> Result<u32> {
+    let n: i64 = sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM questions q JOIN lines l ON l.id = q.line_id
+         WHERE q.status = ? AND {OPEN_LINE}"
+    ))
+    .bind(status.name())
+    .fetch_one(&mut *c)
+    .await?;
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
+/// Where a question now stands, who decided it and why.
+#[derive(Debug, Clone)]
+pub struct Verdict<'a> {
+    pub status: QuestionStatus,
+    pub by: DecisionSource,
+    pub why: &'a str,
+    pub duplicate_of: Option<&'a str>,
+    pub urgent: bool,
+    pub now: i64,
+}
+
+/// Records a verdict on an unvalidated question; `false` when it was no longer unvalidated
+/// (judged already: a verdict is never applied twice).
+///
+/// # Errors
+/// Database errors.
+pub async fn set_verdict(c: &mut SqliteConnection, id: &str, v: &Verdict<'_>) -> Result<bool> {
+    let validated = (v.status == QuestionStatus::Validated).then_some(v.now);
+    let done = sqlx::query(
+        "UPDATE questions SET status = ?, decided_by = ?, verdict_why = ?, duplicate_of = ?,
+            urgent = ?, validated_at = COALESCE(?, validated_at)
+         WHERE id = ? AND status = 'unvalidated'",
     )
-    .bind(text)
-    .bind(now_ms())
+    .bind(v.status.name())
+    .bind(v.by.name())
+    .bind(v.why)
+    .bind(v.duplicate_of)
+    .bind(v.urgent)
+    .bind(validated)
+    .bind(id)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// Sends unvalidated questions back to the line's session: `rework`, carried by `step_id`.
+///
+/// # Errors
+/// Database errors.
+pub async fn send_to_rework(
+    c: &mut SqliteConnection,
+    id: &str,
+    by: DecisionSource,
+    why: &str,
+    step_id: &str,
+) -> Result<()> {
+    sqlx::query(
+        "UPDATE questions SET status = 'rework', decided_by = ?, verdict_why = ?, rework_step = ?
+         WHERE id = ? AND status = 'unvalidated'",
+    )
+    .bind(by.name())
+    .bind(why)
+    .bind(step_id)
     .bind(id)
     .execute(&mut *c)
     .await?;
     Ok(())
+}
+
+/// The rework step `step_id` is done: the questions it carried are judged again, now as
+/// coming from it (its reads count for the memory rule).
+///
+/// # Errors
+/// Database errors.
+pub async fn reworked(c: &mut SqliteConnection, step_id: &str) -> Result<()> {
+    sqlx::query(
+        "UPDATE questions SET status = 'unvalidated', decided_by = NULL, reworks = reworks + 1,
+            from_step = rework_step, rework_step = NULL
+         WHERE rework_step = ? AND status = 'rework'",
+    )
+    .bind(step_id)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+/// Records Anton's answer (to be delivered by the line's `answer` step).
+///
+/// # Errors
+/// Database errors.
+pub async fn answer(c: &mut SqliteConnection, id: &str, text: &str, now: i64) -> Result<()> {
+    sqlx::query(
+        "UPDATE questions SET status = 'answered', answer = ?, answered_at = ?, delivered = 0,
+            validated_at = COALESCE(validated_at, ?)
+         WHERE id = ?",
+    )
+    .bind(text)
+    .bind(now)
+    .bind(now)
+    .bind(id)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
+/// The questions judged duplicates of `id`, on lines not finished.
+///
+/// # Errors
+/// Database errors.
+pub async fn duplicates_of(c: &mut SqliteConnection, id: &str) -> Result<Vec<QuestionRow>> {
+    Ok(sqlx::query_as(&format!(
+        "{SELECT} WHERE q.duplicate_of = ? AND q.status = 'duplicate' AND {OPEN_LINE}"
+    ))
+    .bind(id)
+    .fetch_all(&mut *c)
+    .await?)
 }
 
 /// `(question, answer)` of the line's answers not yet given to the agent.
@@ -134,7 +333,8 @@ pub async fn undelivered_answers(
 ) -> Result<Vec<(String, String)>> {
     let rows: Vec<(Option<String>, String)> = sqlx::query_as(
         "SELECT j.text, q.answer FROM questions q JOIN journal j ON j.id = q.journal_id
-         WHERE q.line_id = ? AND q.status = 'answered' AND q.delivered = 0 AND q.answer IS NOT NULL",
+         WHERE q.line_id = ? AND q.status = 'answered' AND q.delivered = 0 AND q.answer IS NOT NULL
+         ORDER BY q.answered_at",
     )
     .bind(line_id)
     .fetch_all(&mut *c)
@@ -155,4 +355,83 @@ pub async fn mark_delivered(c: &mut SqliteConnection, line_id: &str) -> Result<(
         .execute(&mut *c)
         .await?;
     Ok(())
+}
+
+/// The decisions taken without Anton, newest first, of one project or all: the agents'
+/// `decided` entries (the daemon's own notes among them, `conveyor: …`) and the forks and
+/// questions decided by default. `open_only` keeps those of lines not accepted or cancelled.
+///
+/// # Errors
+/// Database errors.
+pub async fn decisions(
+    c: &mut SqliteConnection,
+    project_id: Option<&str>,
+    open_only: bool,
+    limit: i64,
+) -> Result<Vec<api::Decision>> {
+    let open = if open_only {
+        format!("AND {OPEN_LINE}")
+    } else {
+        String::new()
+    };
+    let project = if project_id.is_some() {
+        "AND l.project_id = ?1"
+    } else {
+        "AND (?1 IS NULL)"
+    };
+    let rows = sqlx::query(&format!(
+        "SELECT * FROM (
+            SELECT 'journal-' || j.id AS id, l.project_id, j.line_id,
+                CASE WHEN j.text LIKE 'conveyor: %' THEN 'daemon' ELSE 'agent' END AS source,
+                j.text, j.why, j.created_at
+            FROM journal j JOIN lines l ON l.id = j.line_id
+            WHERE j.kind = 'decided' {project} {open}
+          UNION ALL
+            SELECT q.id, l.project_id, q.line_id, COALESCE(q.decided_by, 'agent') AS source,
+                j.text, COALESCE(q.verdict_why, j.why) AS why, q.created_at
+            FROM questions q JOIN journal j ON j.id = q.journal_id JOIN lines l ON l.id = q.line_id
+            WHERE q.status = 'decided' {project} {open}
+        ) ORDER BY created_at DESC, id LIMIT ?2"
+    ))
+    .bind(project_id)
+    .bind(limit)
+    .fetch_all(&mut *c)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(api::Decision {
+                id: r.try_get("id")?,
+                project_id: r.try_get("project_id")?,
+                line_id: r.try_get("line_id")?,
+                source: column(r, "source")?,
+                text: r.try_get::<Option<String>, _>("text")?.unwrap_or_default(),
+                why: r.try_get("why")?,
+                created_at: rfc3339(r.try_get("created_at")?),
+            })
+        })
+        .collect::<std::result::Result<_, sqlx::Error>>()
+        .map_err(Into::into)
+}
+
+fn in_list(statuses: &[QuestionStatus]) -> String {
+    statuses
+        .iter()
+        .map(|s| format!("'{}'", s.name()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalised_text_ignores_case_spacing_and_the_closing_mark() {
+        assert_eq!(
+            normalise("  Keep   the OLD  api? "),
+            normalise("keep the old api")
+        );
+        assert_eq!(normalise("Use SQLite."), "use sqlite");
+        assert_ne!(normalise("keep the old api"), normalise("drop the old api"));
+    }
 }

@@ -78,8 +78,10 @@ pub struct Unfinished {
     pub id: i64,
     pub step_id: String,
     pub line_id: String,
-    /// It reached `system/init`: its session exists.
+    /// It reached `system/init`: its session exists (the line's, unless a judge's own).
     pub init_seen: bool,
+    /// It ran in the line's session (not a judge's own).
+    pub in_line_session: bool,
 }
 
 /// A run about to start.
@@ -141,7 +143,14 @@ pub async fn saw_init(c: &mut SqliteConnection, id: i64, line_id: &str) -> Resul
         .bind(id)
         .execute(&mut *tx)
         .await?;
-    lines::set_session_started(&mut tx, line_id, true).await?;
+    // A judge's run starts its own session, not the line's.
+    let kind: String = sqlx::query_scalar("SELECT kind FROM runs WHERE id = ?")
+        .bind(id)
+        .fetch_one(&mut *tx)
+        .await?;
+    if kind != StepKind::Judge.name() {
+        lines::set_session_started(&mut tx, line_id, true).await?;
+    }
     tx.commit().await?;
     Ok(())
 }
@@ -175,7 +184,7 @@ pub async fn finish(
     c: &mut SqliteConnection,
     id: i64,
     line_id: &str,
-    session_total_usd: f64,
+    session_total_usd: Option<f64>,
     e: &Ended,
 ) -> Result<()> {
     let tokens = |t: u64| i64::try_from(t).unwrap_or(0);
@@ -205,7 +214,10 @@ pub async fn finish(
     .bind(id)
     .execute(&mut *tx)
     .await?;
-    lines::set_session_cost(&mut tx, line_id, session_total_usd).await?;
+    // The line's session total; a judge's own session leaves it alone.
+    if let Some(total) = session_total_usd {
+        lines::set_session_cost(&mut tx, line_id, total).await?;
+    }
     tx.commit().await?;
     Ok(())
 }
@@ -221,18 +233,30 @@ pub async fn set_outcome(c: &mut SqliteConnection, id: i64, outcome: RunOutcome)
     Ok(())
 }
 
+/// The stream-json logs of a step's runs, oldest first.
+///
+/// # Errors
+/// Database errors.
+pub async fn logs_of_step(c: &mut SqliteConnection, step_id: &str) -> Result<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "SELECT log_path FROM runs WHERE step_id = ? AND log_path IS NOT NULL ORDER BY id",
+    )
+    .bind(step_id)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
 /// Runs that never finished (the daemon died or stopped while they ran).
 ///
 /// # Errors
 /// Database errors.
 pub async fn unfinished(c: &mut SqliteConnection) -> Result<Vec<Unfinished>> {
-    Ok(
-        sqlx::query_as(
-            "SELECT id, step_id, line_id, init_seen FROM runs WHERE outcome = 'running'",
-        )
-        .fetch_all(&mut *c)
-        .await?,
+    Ok(sqlx::query_as(
+        "SELECT id, step_id, line_id, init_seen, kind != 'judge' AS in_line_session
+             FROM runs WHERE outcome = 'running'",
     )
+    .fetch_all(&mut *c)
+    .await?)
 }
 
 /// A run left `running` by a dead daemon: interrupted now.
@@ -322,7 +346,7 @@ pub async fn session_started_by_another(
     except: i64,
 ) -> Result<bool> {
     let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ?
+        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND kind != 'judge'
          AND (init_seen = 1 OR session_total IS NOT NULL)",
     )
     .bind(line_id)

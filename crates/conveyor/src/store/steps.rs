@@ -60,6 +60,7 @@ pub struct StepWithCost {
     pub state: StepState,
     pub attempts: i64,
     pub error: Option<String>,
+    pub session_id: Option<String>,
     pub cost_usd: f64,
     pub input_tokens: i64,
     pub output_tokens: i64,
@@ -79,6 +80,7 @@ impl FromRow<'_, SqliteRow> for StepWithCost {
             state: column(r, "state")?,
             attempts: r.try_get("attempts")?,
             error: r.try_get("error")?,
+            session_id: r.try_get("session_id")?,
             cost_usd: r.try_get("cost_usd")?,
             input_tokens: r.try_get("input_tokens")?,
             output_tokens: r.try_get("output_tokens")?,
@@ -98,6 +100,7 @@ impl StepWithCost {
             title: self.title.clone(),
             state: self.state,
             attempts: u32::try_from(self.attempts).unwrap_or(0),
+            session_id: self.session_id.clone(),
             cost_usd: self.cost_usd,
             tokens: api::Tokens {
                 input: u64::try_from(self.input_tokens).unwrap_or(0),
@@ -112,7 +115,7 @@ impl StepWithCost {
 }
 
 const STEP_WITH_COST: &str =
-    "SELECT s.id, s.line_id, s.n, s.kind, s.title, s.state, s.attempts, s.error,
+    "SELECT s.id, s.line_id, s.n, s.kind, s.title, s.state, s.attempts, s.error, s.session_id,
         COALESCE(SUM(r.cost_usd), 0.0) AS cost_usd,
         COALESCE(SUM(r.input_tokens), 0) AS input_tokens,
         COALESCE(SUM(r.output_tokens), 0) AS output_tokens,
@@ -242,6 +245,33 @@ async fn insert(
     Ok(id)
 }
 
+/// The session a step of its own runs its next attempt in (a judge's, new every attempt).
+///
+/// # Errors
+/// Database errors.
+pub async fn set_session(c: &mut SqliteConnection, id: &str, session_id: &str) -> Result<()> {
+    sqlx::query("UPDATE steps SET session_id = ? WHERE id = ?")
+        .bind(session_id)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Appends a pending step on `conn` (inside the caller's transaction); returns its id.
+///
+/// # Errors
+/// Database errors.
+pub async fn add_in(
+    conn: &mut SqliteConnection,
+    line_id: &str,
+    kind: StepKind,
+    title: &str,
+    task: &str,
+) -> Result<String> {
+    insert(conn, line_id, kind, title, task, &[]).await
+}
+
 /// Sets the step's state and error (`None` clears it).
 ///
 /// # Errors
@@ -363,6 +393,8 @@ pub async fn record_done(c: &mut SqliteConnection, d: Done<'_>) -> Result<()> {
     .await?;
     lines::set_checkpoint(&mut tx, d.line_id, d.sha).await?;
     questions::mark_delivered(&mut tx, d.line_id).await?;
+    // What a rework step carried back is judged again.
+    questions::reworked(&mut tx, d.step_id).await?;
     if let Some((level, steps)) = d.plan {
         lines::set_level(&mut tx, d.line_id, level).await?;
         for s in steps {

@@ -46,7 +46,18 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
     let st = schemathesis();
     // Lines are queued, not run: the fuzzer tests the API's contract, and hundreds of lines
     // starting agents would only slow it.
-    let d = Daemon::builder().config("run_lines = false").start().await;
+    // A night that ends now: it is day, so the seeded question is decided by default by the
+    // daemon's rules, and a decided question takes an answer.
+    let now = chrono::Utc::now();
+    let night = format!(
+        "{}-{}",
+        (now - chrono::Duration::hours(2)).format("%H:%M:%S"),
+        (now - chrono::Duration::minutes(1)).format("%H:%M:%S")
+    );
+    let d = Daemon::builder()
+        .config(&format!("run_lines = false\nnight = \"{night}\"\ntimezone = \"UTC\""))
+        .start()
+        .await;
     // What the fuzzer is given ids of (tests/fuzz/schemathesis.toml), so that every operation
     // is fuzzed past "not found": the sample project (a real repository); a line needing Anton
     // with an open question; a line awaiting acceptance; a queued line.
@@ -71,7 +82,10 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         )
         .await
         .unwrap();
-    let question = d.client().review().await.unwrap().projects[0].unvalidated[0]
+    conveyor::line::judge_by_rules(shared, &asking.id)
+        .await
+        .unwrap();
+    let question = d.client().review().await.unwrap().projects[0].decided[0]
         .id
         .clone();
     let done = d.line("done", "a line awaiting acceptance").await;

@@ -4,7 +4,7 @@
 //! checkpoints are commits, the session is really resumed, costs add up as deltas; then
 //! remarks add a step in the same session, and accept removes the branch and worktree.
 
-use conveyor_api::{JournalKind, LineState, NewLine, StepKind, StepState};
+use conveyor_api::{DecisionSource, LineState, NewLine, StepKind, StepState};
 use serde_json::json;
 
 use crate::support::*;
@@ -54,8 +54,15 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
                 "echo 'this is not json' >> \"$CONVEYOR_JOURNAL\" && ",
                 "echo '{\"kind\":\"decided\",\"text\":\"notes are plain text\",\"why\":\"simplest\"}' >> \"$CONVEYOR_JOURNAL\""
             )), text("notes written")],
-            "4": [bash("echo 'more notes' >> notes.txt"), text("remarks done")],
+            "5": [bash("echo 'more notes' >> notes.txt"), text("remarks done")],
         }),
+    )
+    .await;
+    // Step 3's question is judged in a session of the judge's own: the default stands.
+    mock.script_line(
+        &line.id,
+        "judge",
+        json!({"*": [judge_verdict(&[("Keep notes", "decided", None)]), text("judged")]}),
     )
     .await;
 
@@ -65,7 +72,12 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     let kinds: Vec<StepKind> = l.steps.iter().map(|s| s.kind).collect();
     assert_eq!(
         kinds,
-        [StepKind::Planner, StepKind::Executor, StepKind::Executor]
+        [
+            StepKind::Planner,
+            StepKind::Executor,
+            StepKind::Executor,
+            StepKind::Judge
+        ]
     );
     assert!(
         l.steps
@@ -100,14 +112,15 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         hello.patch
     );
 
-    // The session was the line's, and it was really resumed: each step's first request
-    // carries the earlier steps' conversation.
+    // The session was the line's (the judge's apart), and it was really resumed: each step's
+    // first request carries the earlier steps' conversation.
     let reqs = mock.requests(&session).await;
     let all = mock.log().await;
     assert!(
         all.iter()
-            .filter(|e| e["kind"] == "messages")
-            .all(|e| e["session"] == session.as_str())
+            .filter(|e| e["kind"] == "messages" && e["side"] != true)
+            .all(|e| e["session"] == session.as_str() || e["step_kind"] == "judge"),
+        "{all:#?}"
     );
     let first_of = |n: i64| {
         reqs.iter()
@@ -137,9 +150,22 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         "{after}"
     );
 
+    // The judge ran in a fresh session of its own, never the line's.
+    let judge = l.steps.iter().find(|s| s.kind == StepKind::Judge).unwrap();
+    let judge_session = judge.session_id.clone().expect("the judge's own session");
+    assert_ne!(judge_session, session);
+    let judged = mock.requests(&judge_session).await;
+    assert!(judged.iter().all(|e| e["step_kind"] == "judge"), "{judged:#?}");
+    assert!(
+        judged[0]["conversation"]
+            .as_str()
+            .unwrap()
+            .contains("Keep notes.txt?")
+    );
     // Costs: the CLI reports a cumulative total; each step's cost is its own requests.
     for s in &l.steps {
-        let n = reqs.iter().filter(|e| e["step"] == s.n).count() as f64;
+        let of_step = if s.kind == StepKind::Judge { &judged } else { &reqs };
+        let n = of_step.iter().filter(|e| e["step"] == s.n).count() as f64;
         assert!(
             (s.cost_usd - n * OPUS_REQUEST_USD).abs() < 1e-6,
             "step {} cost {} for {n} requests",
@@ -148,11 +174,14 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         );
         assert!(s.tokens.input > 0);
     }
-    assert!((l.cost_usd - reqs.len() as f64 * OPUS_REQUEST_USD).abs() < 1e-6);
+    assert!(
+        (l.cost_usd - (reqs.len() + judged.len()) as f64 * OPUS_REQUEST_USD).abs() < 1e-6
+    );
     assert!((done.budget.cost_usd - l.cost_usd).abs() < 1e-9);
 
-    // Journal: three entries, the malformed one kept raw and flagged; the question is on the
-    // review page (unvalidated until the judge exists); the decision in the collapsed list.
+    // Journal: three entries, the malformed one kept raw and flagged; the question was judged
+    // and its default stands, so it is not on the review page but in the collapsed list with
+    // the agent's own decision.
     assert_eq!(done.journal.len(), 3, "{:#?}", done.journal);
     let bad: Vec<_> = done.journal.iter().filter(|j| !j.valid).collect();
     assert_eq!(bad.len(), 1);
@@ -160,13 +189,14 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     assert!(bad[0].error.is_some());
     let review = c.review().await.unwrap();
     assert_eq!(review.projects.len(), 1);
-    assert_eq!(review.projects[0].unvalidated.len(), 1);
-    assert_eq!(review.projects[0].unvalidated[0].options, ["yes", "no"]);
-    assert_eq!(review.projects[0].decided.len(), 1);
-    assert_eq!(
-        review.projects[0].decided[0].kind,
-        Some(JournalKind::Decided)
-    );
+    assert!(review.projects[0].questions.is_empty(), "{review:#?}");
+    assert_eq!((review.pending_judgement, review.in_rework), (0, 0));
+    let decided = &review.projects[0].decided;
+    assert_eq!(decided.len(), 2, "{decided:#?}");
+    let by = |source| decided.iter().find(|d| d.source == source).unwrap();
+    assert_eq!(by(DecisionSource::Agent).text, "notes are plain text");
+    assert_eq!(by(DecisionSource::Judge).text, "Keep notes.txt?");
+    assert_eq!(by(DecisionSource::Judge).why.as_deref(), Some("scripted: decided"));
 
     // Checkpoints are commits on the line's branch; main moved forward by the merge.
     let log = git(
@@ -228,11 +258,11 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     let last = done2.line.steps.last().unwrap();
     assert_eq!(
         (last.n, last.kind, last.state),
-        (4, StepKind::Remarks, StepState::Done)
+        (5, StepKind::Remarks, StepState::Done)
     );
     let reqs = mock.requests(&session).await;
     let r4: Vec<_> = reqs.iter().skip(before).collect();
-    assert!(r4.iter().all(|e| e["step"] == 4));
+    assert!(r4.iter().all(|e| e["step"] == 5));
     assert!(
         r4[0]["conversation"]
             .as_str()

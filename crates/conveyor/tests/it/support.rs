@@ -80,6 +80,19 @@ impl Mock {
         assert!(r.status().is_success());
     }
 
+    /// Scripts the replies of every session that runs a step of `kind` ("judge", "rework", …,
+    /// or "*") for `line`: a judge runs in a fresh session of its own the test cannot know.
+    pub async fn script_line(&self, line: &str, kind: &str, steps: Value) {
+        let r = self
+            .http
+            .post(format!("{}/_mock/script", self.url()))
+            .json(&json!({"line": line, "kind": kind, "steps": steps}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+
     pub async fn release(&self, session: &str) {
         self.http
             .post(format!("{}/_mock/release", self.url()))
@@ -539,6 +552,11 @@ fn config(data: &Path, claude: &Path, env: Option<toml::Table>) -> toml::Table {
     t.insert("agent_env_inherit".into(), false.into());
     t.insert("step_timeout_secs".into(), 300.into());
     t.insert("git_name".into(), "conveyor-test".into());
+    // The judge's hooks run the daemon's binary; in process the daemon is the test binary.
+    t.insert(
+        "hook_bin".into(),
+        env!("CARGO_BIN_EXE_conveyord").to_string().into(),
+    );
     if let Some(env) = env {
         t.insert("agent_env".into(), toml::Value::Table(env));
     }
@@ -657,3 +675,32 @@ pub fn write_plan(plan: &Value) -> Value {
 /// token the CLI picks sonnet: $0.0078).
 pub const OPUS_REQUEST_USD: f64 = 0.0156;
 pub const SONNET_REQUEST_USD: f64 = 0.0078;
+
+/// A judge's turn writing its verdict: `calls` are `(a fragment of the entry's text, verdict,
+/// a fragment of the text of the question it duplicates)`; fragments are plain words (they go
+/// into a regular expression). The ids are the daemon's, read from the judge's prompt by the
+/// mock (`{{prompt:…}}`), as is the verdict file's path. The patterns hold no backslash: they
+/// travel inside the JSON text of the file's content.
+pub fn judge_verdict(calls: &[(&str, &str, Option<&str>)]) -> Value {
+    let entry = |text: &str| format!("id: ([0-9a-f-]+)[^a-z]+kind: [a-z]+[^a-z]+text: .*?{text}");
+    let entries: Vec<Value> = calls
+        .iter()
+        .map(|(text, verdict, dup)| {
+            let mut e = json!({
+                "id": format!("{{{{prompt:{}}}}}", entry(text)),
+                "verdict": verdict,
+                "why": format!("scripted: {verdict}"),
+            });
+            if let Some(d) = dup {
+                // An open question (`- <id>: <text>`) or another entry of this verdict.
+                e["duplicate_of"] =
+                    format!("{{{{prompt:- ([0-9a-f-]+): .*?{d}|{}}}}}", entry(d)).into();
+            }
+            e
+        })
+        .collect();
+    json!({"tool": "Write", "input": {
+        "file_path": "{{prompt:verdict with the Write tool to ([^ ]+) }}",
+        "content": json!({"entries": entries}).to_string(),
+    }})
+}

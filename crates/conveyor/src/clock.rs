@@ -1,0 +1,230 @@
+//! Time as the daemon sees it: a [`Clock`] in the shared state (tests drive it), and the
+//! configured [`Night`] — the hours in which nothing is sent to Anton and at whose end the
+//! morning list freezes. Pure: every function takes the time it is asked about.
+
+use std::fmt;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use chrono::{DateTime, Duration, LocalResult, NaiveDate, NaiveTime, TimeZone, Timelike, Utc};
+
+/// Where the time comes from.
+pub trait Clock: fmt::Debug + Send + Sync {
+    /// Milliseconds since the epoch, UTC.
+    fn now_ms(&self) -> i64;
+}
+
+/// The system's clock.
+#[derive(Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now_ms(&self) -> i64 {
+        crate::store::now_ms()
+    }
+}
+
+/// A clock a test sets and moves.
+#[derive(Debug)]
+pub struct ManualClock(AtomicI64);
+
+impl ManualClock {
+    pub fn new(at_ms: i64) -> ManualClock {
+        ManualClock(AtomicI64::new(at_ms))
+    }
+
+    pub fn set(&self, at_ms: i64) {
+        self.0.store(at_ms, Ordering::SeqCst);
+    }
+}
+
+impl Clock for ManualClock {
+    fn now_ms(&self) -> i64 {
+        self.0.load(Ordering::SeqCst)
+    }
+}
+
+/// The time zone nights are read in.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Zone {
+    /// The server's (`TZ`, `/etc/localtime`).
+    Local,
+    Named(chrono_tz::Tz),
+}
+
+/// `night = "22:00-08:00"` (`HH:MM[:SS]`, either end; it may cross midnight) in a zone.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Night {
+    pub start: NaiveTime,
+    pub end: NaiveTime,
+    pub zone: Zone,
+}
+
+/// What is wrong with `night` or `timezone`.
+#[derive(Debug, thiserror::Error, PartialEq)]
+pub enum NightError {
+    #[error("night: {0:?} is not `HH:MM[:SS]-HH:MM[:SS]` (e.g. \"22:00-08:00\")")]
+    Format(String),
+    #[error("night: {0:?} starts where it ends, so it is never night or always")]
+    Empty(String),
+    #[error("timezone: {0:?} is not an IANA time zone name (e.g. \"Europe/Moscow\", \"UTC\")")]
+    Zone(String),
+}
+
+fn time_of(s: &str) -> Option<NaiveTime> {
+    let s = s.trim();
+    NaiveTime::parse_from_str(s, "%H:%M:%S")
+        .or_else(|_| NaiveTime::parse_from_str(s, "%H:%M"))
+        .ok()
+}
+
+impl Night {
+    /// Parses `night` and the optional IANA `timezone` (the server's when absent).
+    ///
+    /// # Errors
+    /// [`NightError`] naming the field.
+    pub fn parse(spec: &str, timezone: Option<&str>) -> Result<Night, NightError> {
+        let (a, b) = spec
+            .split_once('-')
+            .ok_or_else(|| NightError::Format(spec.into()))?;
+        let (start, end) = match (time_of(a), time_of(b)) {
+            (Some(s), Some(e)) => (s, e),
+            _ => return Err(NightError::Format(spec.into())),
+        };
+        if start == end {
+            return Err(NightError::Empty(spec.into()));
+        }
+        let zone = match timezone {
+            None => Zone::Local,
+            Some(name) => Zone::Named(
+                name.parse::<chrono_tz::Tz>()
+                    .map_err(|_| NightError::Zone(name.into()))?,
+            ),
+        };
+        Ok(Night { start, end, zone })
+    }
+
+    /// Whether `at_ms` falls in the night.
+    pub fn contains(&self, at_ms: i64) -> bool {
+        match self.zone {
+            Zone::Local => self.contains_in(&chrono::Local, at_ms),
+            Zone::Named(tz) => self.contains_in(&tz, at_ms),
+        }
+    }
+
+    /// By day, the end of the night just gone (when the list froze); `None` at night.
+    pub fn frozen_at(&self, now_ms: i64) -> Option<i64> {
+        match self.zone {
+            Zone::Local => self.frozen_at_in(&chrono::Local, now_ms),
+            Zone::Named(tz) => self.frozen_at_in(&tz, now_ms),
+        }
+    }
+
+    fn time_of_day<Z: TimeZone>(zone: &Z, at_ms: i64) -> (NaiveDate, NaiveTime) {
+        let utc = DateTime::<Utc>::from_timestamp_millis(at_ms).unwrap_or_default();
+        let local = utc.with_timezone(zone).naive_local();
+        // Whole seconds: `HH:MM:SS` is the finest a night is given in.
+        (
+            local.date(),
+            local.time().with_nanosecond(0).unwrap_or_default(),
+        )
+    }
+
+    fn contains_in<Z: TimeZone>(&self, zone: &Z, at_ms: i64) -> bool {
+        let (_, t) = Self::time_of_day(zone, at_ms);
+        if self.start < self.end {
+            self.start <= t && t < self.end
+        } else {
+            t >= self.start || t < self.end
+        }
+    }
+
+    fn frozen_at_in<Z: TimeZone>(&self, zone: &Z, now_ms: i64) -> Option<i64> {
+        if self.contains_in(zone, now_ms) {
+            return None;
+        }
+        let (date, t) = Self::time_of_day(zone, now_ms);
+        // By day the last end is today's when it has passed, else yesterday's.
+        let day = if t >= self.end {
+            date
+        } else {
+            date - Duration::days(1)
+        };
+        let end = day.and_time(self.end);
+        let at = match zone.from_local_datetime(&end) {
+            LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t,
+            // The end falls in a gap of a clock change: the first moment after it.
+            LocalResult::None => zone
+                .from_local_datetime(&(end + Duration::hours(1)))
+                .earliest()?,
+        };
+        Some(at.timestamp_millis())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(s: &str) -> i64 {
+        DateTime::parse_from_rfc3339(s).unwrap().timestamp_millis()
+    }
+
+    #[test]
+    fn a_night_across_midnight_in_a_named_zone() {
+        let n = Night::parse("22:00-08:00", Some("Europe/Moscow")).unwrap();
+        // Moscow is UTC+3: 22:00 there is 19:00 UTC.
+        assert!(!n.contains(at("2026-12-01T18:59:59Z")));
+        assert!(n.contains(at("2026-12-01T19:00:00Z")));
+        assert!(n.contains(at("2026-12-02T04:59:59Z")));
+        assert!(!n.contains(at("2026-12-02T05:00:00Z")));
+        // At night nothing is frozen; by day the list froze at 08:00 Moscow time.
+        assert_eq!(n.frozen_at(at("2026-12-02T01:00:00Z")), None);
+        assert_eq!(
+            n.frozen_at(at("2026-12-02T12:00:00Z")),
+            Some(at("2026-12-02T05:00:00Z"))
+        );
+        assert_eq!(
+            n.frozen_at(at("2026-12-02T18:59:00Z")),
+            Some(at("2026-12-02T05:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn a_night_within_one_day_with_seconds() {
+        let n = Night::parse("01:00:30-05:00:15", Some("UTC")).unwrap();
+        assert!(!n.contains(at("2026-12-02T01:00:29Z")));
+        assert!(n.contains(at("2026-12-02T01:00:30Z")));
+        assert!(!n.contains(at("2026-12-02T05:00:15Z")));
+        assert_eq!(
+            n.frozen_at(at("2026-12-02T05:00:15Z")),
+            Some(at("2026-12-02T05:00:15Z"))
+        );
+        // Before tonight's night: yesterday's end.
+        assert_eq!(
+            n.frozen_at(at("2026-12-02T00:30:00Z")),
+            Some(at("2026-12-01T05:00:15Z"))
+        );
+    }
+
+    #[test]
+    fn bad_nights_and_zones_are_named() {
+        assert_eq!(
+            Night::parse("22-08", None),
+            Err(NightError::Format("22-08".into()))
+        );
+        assert_eq!(
+            Night::parse("08:00-08:00", None),
+            Err(NightError::Empty("08:00-08:00".into()))
+        );
+        let e = Night::parse("22:00-08:00", Some("Mars/Olympus")).unwrap_err();
+        assert!(e.to_string().starts_with("timezone:"), "{e}");
+    }
+
+    #[test]
+    fn the_manual_clock_moves_when_told() {
+        let c = ManualClock::new(5);
+        assert_eq!(c.now_ms(), 5);
+        c.set(9);
+        assert_eq!(c.now_ms(), 9);
+    }
+}

@@ -1,0 +1,836 @@
+//! The judge in a line's flow (DESIGN.md, "The judge and the morning list"): the daemon's own
+//! rules first ([`sort`]: by day, duplicates, "read the memory first"), then a step of kind
+//! `judge` for what is left ([`run_judge`]): a run in a fresh session of its own, in the line's
+//! worktree, with read-only tools, that writes `$CONVEYOR_VERDICT`. A verdict is applied in
+//! one transaction with the step's end, so a kill at any moment leaves every entry either
+//! unjudged (judged again by the next run) or judged once.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use conveyor_api::{
+    DecisionSource, EventKind, Level, LineState, QuestionStatus, ReasonCode, StepKind, StepState,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::claude::{self, Invocation, Verdict as RunVerdict};
+use crate::events::EventBody;
+use crate::judge::reads::Reads;
+use crate::judge::rules::{self, Sorted};
+use crate::judge::verdict::{self, Call};
+use crate::judge::{self, prompt as jprompt};
+use crate::state::Shared;
+use crate::store::questions::{self, Verdict};
+use crate::store::runs::{self, NewRun, RunOutcome};
+use crate::store::{self, LineRow, QuestionRow, StepRow};
+use crate::{Result, git, hook};
+
+use super::give_to_agent;
+use super::miss::{budget_cap_hit, usage_limit_hit};
+use super::step::{record_run_end, record_signal};
+
+/// Failed judge runs of one step before its entries are shown to Anton as asked.
+pub(crate) const JUDGE_RUNS: i64 = 3;
+
+/// The most the prompt carries of the diff and of the memory, in bytes.
+const DIFF_MAX: usize = 30_000;
+const MEMORY_MAX: usize = 30_000;
+
+/// What the memory rule and the judge's prompt need of the project.
+struct Memory {
+    /// Absolute paths: memory files in the worktree, and the vault folder.
+    paths: Vec<PathBuf>,
+    /// `(path as shown, text)`, cut to [`MEMORY_MAX`] in all.
+    texts: Vec<(String, String)>,
+}
+
+async fn memory(sh: &Shared, line: &LineRow, worktree: &Path) -> Result<Memory> {
+    let globs = match super::gate::checklist(sh, line).await? {
+        Ok((c, ..)) => c.memory,
+        // A broken `.conveyor.toml` is the gate's to report.
+        Err(_) => Vec::new(),
+    };
+    let mut paths = Vec::new();
+    let mut texts = Vec::new();
+    if !globs.is_empty() {
+        let mut b = globset::GlobSetBuilder::new();
+        for g in &globs {
+            if let Ok(g) = globset::Glob::new(g) {
+                b.add(g);
+            }
+        }
+        let set = b.build().unwrap_or_else(|_| globset::GlobSet::empty());
+        let files = git::git(worktree, &["ls-files", "-z"], &sh.shutdown).await?;
+        let mut budget = MEMORY_MAX;
+        for rel in files
+            .split('\0')
+            .filter(|p| !p.is_empty() && set.is_match(p))
+        {
+            let abs = worktree.join(rel);
+            if budget > 0
+                && let Ok(text) = std::fs::read_to_string(&abs)
+            {
+                let cut = crate::exec::tail(&text, budget).to_string();
+                budget = budget.saturating_sub(cut.len());
+                texts.push((rel.to_string(), cut));
+            }
+            paths.push(abs);
+        }
+    }
+    if let Some(v) = &sh.cfg.vault {
+        paths.push(v.clone());
+        texts.push((
+            v.display().to_string(),
+            "(Anton's vault: read what bears on the entries)".into(),
+        ));
+    }
+    Ok(Memory { paths, texts })
+}
+
+/// What the runs of `step_id` read.
+async fn reads_of(sh: &Shared, step_id: &str) -> Result<Reads> {
+    let logs = runs::logs_of_step(&mut *sh.store.conn().await?, step_id).await?;
+    let mut r = Reads::default();
+    for log in logs {
+        if let Ok(text) = std::fs::read_to_string(&log) {
+            r.add_log(&text);
+        }
+    }
+    Ok(r)
+}
+
+/// Puts the line's unvalidated entries where the daemon's rules say, in one transaction: by
+/// day the reversible or cheap ones are decided, a repeat of an open question is its
+/// duplicate, an entry whose step read none of the memory goes back to the line's session in
+/// a `rework` step; what is left waits for a `judge` step (added unless one is open). Returns
+/// the entries left for the judge.
+///
+/// # Errors
+/// Database and git errors.
+pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Vec<QuestionRow>> {
+    let entries = questions::of_line(
+        &mut *sh.store.conn().await?,
+        &line.id,
+        &[QuestionStatus::Unvalidated],
+    )
+    .await?;
+    if entries.is_empty() {
+        return Ok(entries);
+    }
+    let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
+    let mem = memory(sh, line, &worktree).await?;
+    let open: Vec<(String, String)> =
+        questions::open_validated_of_project(&mut *sh.store.conn().await?, &line.project_id)
+            .await?
+            .iter()
+            .map(|q| (q.id.clone(), q.normalised()))
+            .collect();
+    let night = sh.cfg.night();
+    let cx = rules::Context {
+        has_memory: !mem.paths.is_empty(),
+        open: &open,
+        night: night.as_ref(),
+    };
+    let mut sorted = Vec::new();
+    for q in entries {
+        let read_memory = match &q.from_step {
+            Some(s) => reads_of(sh, s).await?.touch(&mem.paths, &worktree),
+            None => false,
+        };
+        let text = q.normalised();
+        let e = rules::Entry {
+            text: &text,
+            created_at: q.created_at,
+            reversible: q.said.reversible,
+            expensive: q.said.expensive,
+            reworks: q.reworks,
+            read_memory,
+        };
+        let s = rules::sort(&e, &cx);
+        sorted.push((q, s));
+    }
+    let now = sh.clock.now_ms();
+    let mut tx = sh.store.begin().await?;
+    let mut left = Vec::new();
+    let mut rework = Vec::new();
+    for (q, s) in sorted {
+        match s {
+            Sorted::DecidedByDay => {
+                let v = Verdict {
+                    status: QuestionStatus::Decided,
+                    by: DecisionSource::Daemon,
+                    why: "written by day and reversible or cheap: the default stands (by day only \
+                          irreversible and expensive forks may reach Anton)",
+                    duplicate_of: None,
+                    urgent: false,
+                    now,
+                };
+                questions::set_verdict(&mut tx, &q.id, &v).await?;
+            }
+            Sorted::Duplicate { of } => {
+                let v = Verdict {
+                    status: QuestionStatus::Duplicate,
+                    by: DecisionSource::Daemon,
+                    why: "the same text as an open question of the project",
+                    duplicate_of: Some(&of),
+                    urgent: false,
+                    now,
+                };
+                questions::set_verdict(&mut tx, &q.id, &v).await?;
+            }
+            Sorted::ReadMemoryFirst => rework.push(q),
+            Sorted::Judge => left.push(q),
+        }
+    }
+    if !rework.is_empty() {
+        let why = format!(
+            "read the memory first: the step that wrote this read none of the project's memory ({})",
+            mem.texts
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        let items: Vec<(&QuestionRow, &str)> = rework.iter().map(|q| (q, why.as_str())).collect();
+        add_rework(&mut tx, &line.id, &items, DecisionSource::Daemon).await?;
+    }
+    if !left.is_empty() {
+        let steps = store::steps::of_line(&mut tx, &line.id).await?;
+        let open_judge = steps.iter().any(|s| {
+            s.kind == StepKind::Judge
+                && matches!(
+                    s.state,
+                    StepState::Pending | StepState::Interrupted | StepState::Running
+                )
+        });
+        if !open_judge {
+            store::steps::add_in(
+                &mut tx,
+                &line.id,
+                StepKind::Judge,
+                &format!("judge {} journal entries", left.len()),
+                "Judge the line's new forks and questions: which need Anton.",
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    Ok(left)
+}
+
+/// Sends entries back to the line's session: one `rework` step carrying each entry's reason.
+async fn add_rework(
+    tx: &mut sqlx::SqliteConnection,
+    line_id: &str,
+    items: &[(&QuestionRow, &str)],
+    by: DecisionSource,
+) -> Result<()> {
+    let mut task =
+        String::from("The judge of Anton's questions sent these journal entries back to you:\n");
+    for (q, why) in items {
+        task.push_str(&format!(
+            "- \"{}\"\n  because: {why}\n",
+            q.said.text.as_deref().unwrap_or_default()
+        ));
+    }
+    task.push_str(
+        "\nDo what each reason asks (read the project's memory and the code it names). Then, for \
+         each entry: if what you read settles it, append a `decided` entry to $CONVEYOR_JOURNAL \
+         saying what you decided and why, and change the work accordingly; if it still needs \
+         Anton, there is nothing to append: it is judged again as it stands, with what you read \
+         now.",
+    );
+    let step = store::steps::add_in(
+        tx,
+        line_id,
+        StepKind::Rework,
+        "rework the journal entries the judge sent back",
+        &task,
+    )
+    .await?;
+    for (q, why) in items {
+        questions::send_to_rework(tx, &q.id, by, why, &step).await?;
+    }
+    Ok(())
+}
+
+/// The judge's step: the rules again (entries may have come since it was queued), then one run
+/// over what is left, its verdict checked and applied with the step's end.
+///
+/// # Errors
+/// Database, file and git errors.
+pub(super) async fn run_judge(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    estimate: f64,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let entries = sort(sh, line).await?;
+    sh.announce_questions(&line.id);
+    if entries.is_empty() {
+        // The rules settled everything: no run.
+        store::steps::set_state(
+            &mut *sh.store.conn().await?,
+            &step.id,
+            StepState::Done,
+            None,
+        )
+        .await?;
+        sh.set_step_state(&line.id, &step.id, step.n, StepState::Done, None)
+            .await?;
+        return Ok(());
+    }
+    let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
+    let checkpoint = line.checkpoint.clone().unwrap_or_default();
+    let mem = memory(sh, line, &worktree).await?;
+    let open_rows =
+        questions::open_validated_of_project(&mut *sh.store.conn().await?, &line.project_id)
+            .await?;
+    let open: Vec<(String, String)> = open_rows
+        .iter()
+        .map(|q| (q.id.clone(), q.said.text.clone().unwrap_or_default()))
+        .collect();
+    let mut to_judge = Vec::new();
+    for q in &entries {
+        let reads = match &q.from_step {
+            Some(s) => reads_of(sh, s).await?.listing(40),
+            None => Vec::new(),
+        };
+        to_judge.push(jprompt::ToJudge {
+            id: q.id.clone(),
+            kind: q.kind.as_str(),
+            text: q.said.text.clone().unwrap_or_default(),
+            options: q.said.options(),
+            default: q.said.default_opt.clone(),
+            why: q.said.why.clone(),
+            reversible: q.said.reversible,
+            expensive: q.said.expensive,
+            reworks: q.reworks,
+            reads,
+        });
+    }
+    let diff = line_diff_text(sh, line).await;
+    let decisions: Vec<String> = questions::decisions(
+        &mut *sh.store.conn().await?,
+        Some(&line.project_id),
+        false,
+        15,
+    )
+    .await?
+    .into_iter()
+    .map(|d| match d.why {
+        Some(w) => format!("{} (why: {w})", d.text),
+        None => d.text,
+    })
+    .collect();
+    let ids: Vec<String> = entries.iter().map(|q| q.id.clone()).collect();
+    let open_ids: Vec<String> = open.iter().map(|(id, _)| id.clone()).collect();
+    let now = sh.clock.now_ms();
+    let by_day = rules::by_day(sh.cfg.night().as_ref(), now);
+
+    let attempt = step.attempts + 1;
+    // A fresh session for every run: a judge keeps nothing between runs.
+    let session = uuid::Uuid::new_v4().to_string();
+    {
+        let mut tx = sh.store.begin().await?;
+        store::steps::start_attempt(&mut tx, &step.id, attempt).await?;
+        store::steps::set_session(&mut tx, &step.id, &session).await?;
+        tx.commit().await?;
+    }
+    sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
+        .await?;
+    let dir = sh.line_dir(&line.id);
+    let tag = format!("{}-{}-{}", step.n, attempt, store::now_ms());
+    let verdict_path = dir.join(format!("verdict-{tag}.json"));
+    let given_path = dir.join(format!("verdict-{tag}.given.json"));
+    let state_path = dir.join(format!("verdict-{tag}.state"));
+    let settings = dir.join(format!("settings-{tag}.json"));
+    std::fs::write(
+        &given_path,
+        serde_json::json!({"ids": ids, "open": open_ids}).to_string(),
+    )
+    .map_err(|e| crate::Error::io(&given_path, e))?;
+    let hooks = judge::hook_commands(
+        judge::hook_bin(&sh.cfg).as_deref(),
+        &verdict_path,
+        &given_path,
+        &state_path,
+        sh.cfg.hook_rounds,
+    );
+    hook::write_settings(
+        &settings,
+        &hook::Hooks {
+            stop: &hooks.stop,
+            pre_tool: hooks.guard.as_deref().map(|g| (judge::GUARDED_TOOLS, g)),
+        },
+    )?;
+    let log = dir.join(format!("step-{tag}.ndjson"));
+    let run_id = runs::start(
+        &mut *sh.store.conn().await?,
+        &NewRun {
+            step_id: &step.id,
+            line_id: &line.id,
+            kind: StepKind::Judge,
+            attempt,
+            resumed: false,
+            estimate_usd: estimate,
+            log_path: Some(&log.to_string_lossy()),
+        },
+    )
+    .await?;
+    let text = jprompt::render(&jprompt::JudgePrompt {
+        n: step.n,
+        attempt,
+        line_id: &line.id,
+        line_title: &line.title,
+        line_task: &line.task,
+        entries: &to_judge,
+        diff: &diff,
+        memory: &mem.texts,
+        open: &open,
+        decisions: &decisions,
+        by_day,
+        verdict_path: &verdict_path.to_string_lossy(),
+    });
+    let mut env = sh.agent_base_env();
+    env.extend(sh.command_env(&line.id));
+    env.insert("CONVEYOR_STEP".into(), step.id.clone());
+    env.insert(
+        "CONVEYOR_VERDICT".into(),
+        verdict_path.to_string_lossy().into_owned(),
+    );
+    let bypass = sh.cfg.permission_mode == "bypassPermissions";
+    let inv = Invocation {
+        claude_bin: sh.cfg.claude_bin.clone(),
+        cwd: worktree.clone(),
+        prompt: text,
+        session_id: session,
+        resume: false,
+        settings,
+        permission_mode: sh.cfg.permission_mode.clone(),
+        allowed_tools: sh.cfg.allowed_tools.clone(),
+        tools: Some(judge::TOOLS.into()),
+        add_dir: (!bypass).then(|| dir.clone()),
+        model: sh.cfg.model.clone(),
+        env,
+        user: sh.agent_user.as_ref().map(|u| (u.uid, u.gid)),
+        inherit_env: sh.cfg.agent_env_inherit,
+        max_budget_usd: sh
+            .budget
+            .policy
+            .max_budget(estimate)
+            .filter(|usd| *usd >= 0.0001),
+        log,
+        timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
+    };
+    give_to_agent(sh, &line.id, &worktree)?;
+    tracing::info!(line = %line.id, step = step.n, attempt, entries = ids.len(), "judge starts");
+    let db = sh.store.clone();
+    let line_id = line.id.clone();
+    let on = move |sig: claude::Signal| -> claude::SignalFuture {
+        let db = db.clone();
+        let line_id = line_id.clone();
+        Box::pin(async move { record_signal(&db, run_id, &line_id, sig).await })
+    };
+    let report = claude::run(&inv, cancel, &on).await;
+    let outcome = report.verdict();
+    tracing::info!(line = %line.id, step = step.n, verdict = ?outcome, "judge run ended");
+    let blocks = std::fs::read_to_string(&state_path)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| *l == "block")
+        .count();
+    record_run_end(
+        sh,
+        &line.id,
+        run_id,
+        &report,
+        &outcome,
+        u32::try_from(blocks).unwrap_or(u32::MAX),
+        false,
+    )
+    .await?;
+    // Read-only: whatever the run left in the worktree is undone.
+    git::reset_to(&worktree, &checkpoint).await?;
+
+    match outcome {
+        RunVerdict::Finished => {
+            let text = std::fs::read_to_string(&verdict_path).unwrap_or_default();
+            match verdict::check(&text, &ids, &open_ids) {
+                Ok(v) => apply(sh, line, step, run_id, &entries, &v).await,
+                Err(e) => judge_failed(sh, line, step, run_id, &entries, &e.to_string()).await,
+            }
+        }
+        RunVerdict::Interrupted => {
+            store::steps::roll_back(
+                &mut *sh.store.conn().await?,
+                &step.id,
+                StepState::Interrupted,
+                "the daemon stopped while the judge ran",
+                None,
+            )
+            .await
+        }
+        RunVerdict::UsageLimit { resets_at, message } => {
+            usage_limit_hit(
+                sh,
+                line,
+                step,
+                (&worktree, &checkpoint),
+                resets_at,
+                &message,
+            )
+            .await
+        }
+        RunVerdict::BudgetCap { message } => {
+            budget_cap_hit(sh, line, step, (&worktree, &checkpoint), &message).await
+        }
+        RunVerdict::Failed { reason }
+        | RunVerdict::Fatal { reason }
+        | RunVerdict::NoConversation { reason } => {
+            judge_failed(sh, line, step, run_id, &entries, &reason).await
+        }
+        RunVerdict::SessionInUse => {
+            judge_failed(
+                sh,
+                line,
+                step,
+                run_id,
+                &entries,
+                "the judge's fresh session was in use",
+            )
+            .await
+        }
+    }
+}
+
+/// `git diff` of the line against its fork point, as text for the prompt (cut).
+async fn line_diff_text(sh: &Shared, line: &LineRow) -> String {
+    let Ok(Some(project)) = store::projects::get(
+        &mut *match sh.store.conn().await {
+            Ok(c) => c,
+            Err(_) => return String::new(),
+        },
+        &line.project_id,
+    )
+    .await
+    else {
+        return String::new();
+    };
+    let found = git::line_diff(
+        Path::new(&project.repo_path),
+        &project.main_branch,
+        &line.branch,
+        &sh.shutdown,
+    )
+    .await;
+    let mut out = String::new();
+    if let Ok(Some((_, _, files))) = found {
+        for f in files {
+            out.push_str(&format!("--- {} ({:?})\n{}\n", f.path, f.change, f.patch));
+            if out.len() > DIFF_MAX {
+                out.truncate(DIFF_MAX);
+                out.push_str("\n… (cut)\n");
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// A valid verdict: every entry's new status, one rework step for what goes back, the level
+/// raised, the run ok and the step done — one transaction.
+async fn apply(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    run_id: i64,
+    entries: &[QuestionRow],
+    v: &verdict::Verdict,
+) -> Result<()> {
+    let now = sh.clock.now_ms();
+    let by_day = rules::by_day(sh.cfg.night().as_ref(), now);
+    let mut tx = sh.store.begin().await?;
+    let mut rework = Vec::new();
+    for e in &v.entries {
+        let Some(q) = entries.iter().find(|q| q.id == e.id) else {
+            continue;
+        };
+        let (status, by, why) = match e.verdict {
+            Call::Rework if q.reworks >= rules::MAX_REWORKS => (
+                QuestionStatus::Validated,
+                DecisionSource::Daemon,
+                format!(
+                    "sent back {} times already; shown as asked (the judge: {})",
+                    q.reworks, e.why
+                ),
+            ),
+            Call::Rework => {
+                rework.push((q, e.why.as_str()));
+                continue;
+            }
+            Call::Validated => (
+                QuestionStatus::Validated,
+                DecisionSource::Judge,
+                e.why.clone(),
+            ),
+            Call::Duplicate => (
+                QuestionStatus::Duplicate,
+                DecisionSource::Judge,
+                e.why.clone(),
+            ),
+            Call::Decided => (
+                QuestionStatus::Decided,
+                DecisionSource::Judge,
+                e.why.clone(),
+            ),
+        };
+        let urgent = status == QuestionStatus::Validated
+            && by_day
+            && rules::grave(
+                e.reversible.or(q.said.reversible),
+                e.expensive.or(q.said.expensive),
+            );
+        questions::set_verdict(
+            &mut tx,
+            &q.id,
+            &Verdict {
+                status,
+                by,
+                why: &why,
+                duplicate_of: e
+                    .duplicate_of
+                    .as_deref()
+                    .filter(|_| status == QuestionStatus::Duplicate),
+                urgent,
+                now,
+            },
+        )
+        .await?;
+    }
+    if !rework.is_empty() {
+        add_rework(&mut tx, &line.id, &rework, DecisionSource::Judge).await?;
+    }
+    if let Some(level) = v.level
+        && rank(level) > line.level.map_or(0, rank)
+    {
+        store::lines::set_level(&mut tx, &line.id, level).await?;
+    }
+    runs::set_outcome(&mut tx, run_id, RunOutcome::Ok).await?;
+    store::steps::set_state(&mut tx, &step.id, StepState::Done, None).await?;
+    tx.commit().await?;
+    sh.set_step_state(&line.id, &step.id, step.n, StepState::Done, None)
+        .await?;
+    sh.announce_questions(&line.id);
+    Ok(())
+}
+
+fn rank(l: Level) -> u8 {
+    match l {
+        Level::Light => 1,
+        Level::Medium => 2,
+        Level::Full => 3,
+    }
+}
+
+/// A judge run that gave no usable verdict: again, or after [`JUDGE_RUNS`] failures its
+/// entries are shown to Anton as asked — never a silent pass.
+async fn judge_failed(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    run_id: i64,
+    entries: &[QuestionRow],
+    reason: &str,
+) -> Result<()> {
+    runs::set_outcome(&mut *sh.store.conn().await?, run_id, RunOutcome::Failed).await?;
+    let failed = runs::count_of_step(
+        &mut *sh.store.conn().await?,
+        &step.id,
+        &[RunOutcome::Failed],
+    )
+    .await?;
+    tracing::warn!(line = %line.id, step = step.n, failed, reason, "judge run failed");
+    if failed < JUDGE_RUNS {
+        store::steps::roll_back(
+            &mut *sh.store.conn().await?,
+            &step.id,
+            StepState::Pending,
+            &format!("the previous judge run failed: {reason}"),
+            Some(reason),
+        )
+        .await?;
+        return sh
+            .set_step_state(&line.id, &step.id, step.n, StepState::Pending, Some(reason))
+            .await;
+    }
+    let why = format!("the judge failed {failed} times (last: {reason}); shown as asked");
+    let now = sh.clock.now_ms();
+    let mut tx = sh.store.begin().await?;
+    for q in entries {
+        questions::set_verdict(
+            &mut tx,
+            &q.id,
+            &Verdict {
+                status: QuestionStatus::Validated,
+                by: DecisionSource::Daemon,
+                why: &why,
+                duplicate_of: None,
+                urgent: false,
+                now,
+            },
+        )
+        .await?;
+    }
+    store::steps::set_state(&mut tx, &step.id, StepState::Failed, Some(&why)).await?;
+    tx.commit().await?;
+    sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(&why))
+        .await?;
+    sh.announce_questions(&line.id);
+    Ok(())
+}
+
+/// The line's steps are done; its entries hold it before the gate: an open validated question
+/// (it waits for Anton's answer) or an entry still being judged.
+pub(crate) async fn holding(sh: &Shared, line_id: &str) -> Result<Option<(ReasonCode, String)>> {
+    let c = &mut *sh.store.conn().await?;
+    let open = questions::of_line(c, line_id, &[QuestionStatus::Validated]).await?;
+    if !open.is_empty() {
+        return Ok(Some((
+            ReasonCode::WaitingAnswer,
+            format!("waiting for Anton's answer to {} question(s)", open.len()),
+        )));
+    }
+    let judging = questions::of_line(
+        c,
+        line_id,
+        &[QuestionStatus::Unvalidated, QuestionStatus::Rework],
+    )
+    .await?;
+    if !judging.is_empty() {
+        return Ok(Some((
+            ReasonCode::PendingJudgement,
+            format!("{} journal entries are still being judged", judging.len()),
+        )));
+    }
+    Ok(None)
+}
+
+/// Waits in `waiting_answer` (its slot freed, its project kept) with why.
+pub(crate) async fn wait(
+    sh: &Shared,
+    line_id: &str,
+    (code, why): (ReasonCode, String),
+) -> Result<()> {
+    sh.set_line_state(line_id, LineState::WaitingAnswer, Some((code, &why)), None)
+        .await?;
+    sh.events.emit(
+        EventKind::Question,
+        EventBody {
+            line_id: Some(line_id.into()),
+            detail: Some(why),
+            ..EventBody::default()
+        },
+    );
+    Ok(())
+}
+
+/// Why an answer cannot be taken.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub(crate) enum AnswerRefused {
+    #[error("the question's line is {}: nothing would read the answer", .0.as_str())]
+    LineFinished(LineState),
+    #[error("the question is still being judged ({0}): it is not on the morning page yet")]
+    NotJudged(QuestionStatus),
+    #[error("the question repeats {0}: answer that one")]
+    Duplicate(String),
+    #[error("the answer was already delivered to the line's session")]
+    Delivered,
+}
+
+/// Anton's answer: recorded on the question and on the questions judged its duplicates, an
+/// `answer` step queued in each of their lines' sessions (one per line, carrying all its
+/// undelivered answers), and a line that waited for it (for the answer, for acceptance, or
+/// for Anton) back to `running` — all in one transaction.
+///
+/// # Errors
+/// [`AnswerRefused`] inside `Ok(Err(..))`; database errors.
+pub(crate) async fn answer(
+    sh: &Shared,
+    q: &QuestionRow,
+    text: &str,
+) -> Result<std::result::Result<(), AnswerRefused>> {
+    if let Some(state @ (LineState::Accepted | LineState::Cancelled)) =
+        store::lines::state_of(&mut *sh.store.conn().await?, &q.line_id).await?
+    {
+        return Ok(Err(AnswerRefused::LineFinished(state)));
+    }
+    match q.status {
+        QuestionStatus::Unvalidated | QuestionStatus::Rework => {
+            return Ok(Err(AnswerRefused::NotJudged(q.status)));
+        }
+        QuestionStatus::Duplicate => {
+            return Ok(Err(AnswerRefused::Duplicate(
+                q.duplicate_of.clone().unwrap_or_default(),
+            )));
+        }
+        QuestionStatus::Answered if q.delivered => return Ok(Err(AnswerRefused::Delivered)),
+        QuestionStatus::Validated | QuestionStatus::Decided | QuestionStatus::Answered => {}
+    }
+    let now = sh.clock.now_ms();
+    let mut tx = sh.store.begin().await?;
+    let mut all = vec![q.clone()];
+    all.extend(questions::duplicates_of(&mut tx, &q.id).await?);
+    let mut moved = Vec::new();
+    let mut lines_done = std::collections::BTreeSet::new();
+    for one in &all {
+        questions::answer(&mut tx, &one.id, text, now).await?;
+        if !lines_done.insert(one.line_id.clone()) {
+            continue;
+        }
+        let steps = store::steps::of_line(&mut tx, &one.line_id).await?;
+        if !steps
+            .iter()
+            .any(|s| s.kind == StepKind::Answer && super::open(s))
+        {
+            store::steps::add_in(
+                &mut tx,
+                &one.line_id,
+                StepKind::Answer,
+                "carry Anton's answers",
+                "Anton answered questions from the journal (they are above). Where an answer \
+                 differs from the default you took, change the work to follow it; where it \
+                 confirms the default, change nothing. Journal what you changed as `decided`.",
+            )
+            .await?;
+        }
+        let Some(l) = store::lines::get(&mut tx, &one.line_id).await? else {
+            continue;
+        };
+        if l.state == LineState::NeedsHuman {
+            // Anton's answer is what the dead end waited for: its failed steps go again.
+            for s in steps.iter().filter(|s| s.state == StepState::Failed) {
+                store::steps::set_state(&mut tx, &s.id, StepState::Pending, None).await?;
+            }
+            store::lines::set_gate_failures(&mut tx, &l.id, 0).await?;
+        }
+        if matches!(
+            l.state,
+            LineState::WaitingAnswer | LineState::AwaitingAcceptance | LineState::NeedsHuman
+        ) {
+            moved.push(
+                crate::state::line_state_in(&mut tx, &l.id, LineState::Running, None, None).await?,
+            );
+        }
+    }
+    tx.commit().await?;
+    for t in moved {
+        sh.announce(t);
+    }
+    for one in &all {
+        sh.announce_questions(&one.line_id);
+    }
+    sh.wake.notify_one();
+    Ok(Ok(()))
+}
