@@ -9,7 +9,7 @@ export type PreflightLevel = "ok" | "warning" | "blocking";
 
 export type PreflightScope = "daemon" | "project";
 
-export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "git" | "git_identity" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command";
+export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "judge_hooks" | "git" | "git_identity" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command";
 
 export type PreflightItem = { code: PreflightCode, level: PreflightLevel, scope: PreflightScope, 
 /**
@@ -75,7 +75,11 @@ reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>,
  */
 cost_usd: number, created_at: string, updated_at: string, };
 
-export type LineDetail = { journal: Array<JournalEntry>, budget: LineBudget, id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
+export type LineDetail = { journal: Array<JournalEntry>, 
+/**
+ * Every fork and question of the line, oldest first, with where it stands.
+ */
+questions: Array<Question>, budget: LineBudget, id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
 /**
  * Why the line stopped or waits, in the daemon's words.
  */

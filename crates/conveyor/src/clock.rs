@@ -19,7 +19,7 @@ pub struct SystemClock;
 
 impl Clock for SystemClock {
     fn now_ms(&self) -> i64 {
-        crate::store::now_ms()
+        chrono::Utc::now().timestamp_millis()
     }
 }
 

@@ -121,6 +121,10 @@ pub async fn run(sh: &Context<'_>) -> Result<Report> {
         sh.cancel,
     )
     .await;
+    items.push(judge_hooks(
+        crate::judge::hook_bin(cfg).as_deref(),
+        &config_file,
+    ));
     items.push(git_found(&git_version));
     items.push(ok(
         Code::GitIdentity,
@@ -282,6 +286,25 @@ pub fn root_guard(
 }
 
 /// `git --version`.
+/// The binary a judge's hooks run.
+pub fn judge_hooks(bin: Option<&Path>, config_file: &str) -> PreflightItem {
+    match bin {
+        Some(b) if b.is_file() => ok(
+            Code::JudgeHooks,
+            format!("a judge's hooks run {}", b.display()),
+        ),
+        found => item(
+            Code::JudgeHooks,
+            Level::Warning,
+            match found {
+                Some(b) => format!("hook_bin {} is not a file: a judge's verdict is checked only after its run, and its writes are not kept to the verdict", b.display()),
+                None => "no conveyord binary found to run a judge's hooks: its verdict is checked only after its run, and its writes are not kept to the verdict".into(),
+            },
+            Some(format!("set hook_bin to the conveyord binary in {config_file}")),
+        ),
+    }
+}
+
 pub fn git_found(version: &Result<exec::Output>) -> PreflightItem {
     match version {
         Ok(o) if o.code == Some(0) => ok(Code::Git, o.stdout.trim().to_string()),
@@ -642,6 +665,19 @@ mod tests {
             root_guard(true, &RootMode::None, "acceptEdits", "c").level,
             Level::Warning
         );
+    }
+
+    #[test]
+    fn a_missing_hook_binary_is_a_warning_that_names_the_key() {
+        let d = tempfile::tempdir().unwrap();
+        let i = judge_hooks(None, "/etc/conveyor/conveyor.toml");
+        assert_eq!((i.code, i.level), (Code::JudgeHooks, Level::Warning));
+        assert!(i.fix.unwrap().contains("hook_bin"));
+        let gone = judge_hooks(Some(&d.path().join("conveyord")), "c");
+        assert_eq!(gone.level, Level::Warning);
+        let bin = d.path().join("conveyord");
+        std::fs::write(&bin, "").unwrap();
+        assert_eq!(judge_hooks(Some(&bin), "c").level, Level::Ok);
     }
 
     #[test]

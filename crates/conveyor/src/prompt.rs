@@ -24,6 +24,8 @@ pub struct StepPrompt<'a> {
     pub checkpoint: Option<&'a str>,
     /// Anton's answers not yet delivered: (question, answer).
     pub answers: &'a [(String, String)],
+    /// The project's latest decisions taken without Anton (the catalogue), newest first.
+    pub decisions: &'a [String],
 }
 
 const JOURNAL: &str = "Journal: for every fork you meet, every decision you take by default, every open \
@@ -54,6 +56,16 @@ pub fn render(p: &StepPrompt<'_>) -> String {
         s.push_str("Anton answered questions from the journal:\n");
         for (q, a) in p.answers {
             s.push_str(&format!("- Q: {q}\n  A: {a}\n"));
+        }
+        s.push('\n');
+    }
+    if !p.decisions.is_empty() {
+        s.push_str(
+            "Decisions taken lately in this project without Anton (keep to them unless this \
+             work says otherwise; do not ask them again):\n",
+        );
+        for d in p.decisions {
+            s.push_str(&format!("- {d}\n"));
         }
         s.push('\n');
     }
@@ -128,9 +140,11 @@ mod tests {
             rolled_back: Some("a usage limit stopped the previous attempt"),
             checkpoint: Some("abc123"),
             answers: &[],
+            decisions: &["cache in memory (why: one server)".into()],
         });
         assert!(s.starts_with("conveyor step 3 attempt 2 · executor · line L1 \"t\"\n"));
         assert!(s.contains("rolled back to the last checkpoint (abc123)"));
         assert!(s.contains("`cargo test` exits 0"));
+        assert!(s.contains("without Anton") && s.contains("- cache in memory (why: one server)"));
     }
 }

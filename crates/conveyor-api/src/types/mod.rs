@@ -270,6 +270,8 @@ wire! {
         #[serde(flatten)]
         pub line: Line,
         pub journal: Vec<JournalEntry>,
+        /// Every fork and question of the line, oldest first, with where it stands.
+        pub questions: Vec<Question>,
         pub budget: LineBudget,
     }
 }

@@ -85,6 +85,9 @@ named! {
         /// Agents as root: the CLI refuses to bypass permissions as root unless told it is a
         /// sandbox or run as another user.
         RootGuard = "root_guard",
+        /// `conveyord` is found to run a judge's hooks (its verdict checked within its run, its
+        /// writes kept to the verdict).
+        JudgeHooks = "judge_hooks",
         /// `git` is found.
         Git = "git",
         /// Who checkpoint and merge commits are made as.

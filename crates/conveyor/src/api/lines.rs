@@ -298,7 +298,8 @@ async fn create(
     Ok((StatusCode::CREATED, Json(row.to_api(Vec::new()))))
 }
 
-/// One line with its steps, its journal (the newest 500 entries) and what it has cost.
+/// One line with its steps, its journal (the newest 500 entries), every fork and question of
+/// it with where it stands, and what it has cost.
 #[utoipa::path(get, operation_id = "get_line", path = "/api/lines/{id}", params(LineId),
     responses((status = 200, body = LineDetail), (status = 404, description = NO_LINE, body = ApiErrorBody)))]
 async fn one(
@@ -328,9 +329,19 @@ async fn one(
         .iter()
         .map(|j| j.to_api())
         .collect();
+    let questions = store::questions::of_line(
+        &mut *st.store.conn().await?,
+        &id,
+        conveyor_api::QuestionStatus::ALL,
+    )
+    .await?
+    .iter()
+    .map(store::QuestionRow::to_api)
+    .collect();
     Ok(Json(LineDetail {
         line: l.to_api(steps.iter().map(StepWithCost::to_api).collect()),
         journal,
+        questions,
         budget,
     }))
 }

@@ -20,7 +20,8 @@ pub const TOOLS: &str = "Read,Grep,Glob,Write";
 pub const GUARDED_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit|Bash";
 
 /// The `conveyord` binary that runs a judge's hooks: `hook_bin` from the config, else the
-/// running binary when it is `conveyord`, else one beside it, else one on `PATH`.
+/// running binary when it is `conveyord`, else one beside it (a build's `target/debug`), else
+/// the one the desktop app's package carries (`../lib/pult/conveyord`), else one on `PATH`.
 pub fn hook_bin(cfg: &Config) -> Option<PathBuf> {
     if let Some(b) = &cfg.hook_bin {
         return Some(b.clone());
@@ -32,6 +33,14 @@ pub fn hook_bin(cfg: &Config) -> Option<PathBuf> {
     let beside = exe.with_file_name("conveyord");
     if beside.is_file() {
         return Some(beside);
+    }
+    if let Some(packaged) = exe
+        .parent()
+        .and_then(Path::parent)
+        .map(|prefix| prefix.join("lib/pult/conveyord"))
+        .filter(|p| p.is_file())
+    {
+        return Some(packaged);
     }
     std::env::var_os("PATH").and_then(|paths| {
         std::env::split_paths(&paths)

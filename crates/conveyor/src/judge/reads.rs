@@ -130,7 +130,7 @@ mod tests {
         r.add_log(LOG);
         let cwd = Path::new("/w");
         assert!(r.touch(&[PathBuf::from("/w/docs/memory.md")], cwd));
-        assert!(r.touch(&[PathBuf::from("/w/src/a.rs")], cwd) == false);
+        assert!(!r.touch(&[PathBuf::from("/w/src/a.rs")], cwd));
         assert!(
             r.touch(&[PathBuf::from("/w/src")], cwd),
             "a search inside a memory folder"

@@ -22,6 +22,9 @@ use super::finish::{fail_step, finish_step, stop_line};
 use super::miss::{budget_cap_hit, usage_limit_hit};
 use super::{SESSION_TRIES, give_to_agent, ingest_journal, is_cancelled, journal_path, plan_path};
 
+/// How many of the project's latest decisions a step's prompt carries.
+const DECISIONS_IN_PROMPT: i64 = 10;
+
 fn agent_env(
     sh: &Shared,
     line: &LineRow,
@@ -71,6 +74,20 @@ pub(super) async fn run_step(
     };
     let answers =
         store::questions::undelivered_answers(&mut *sh.store.conn().await?, &line.id).await?;
+    // The catalogue is used, not only kept: the project's latest decisions go into the prompt.
+    let decisions: Vec<String> = store::questions::decisions(
+        &mut *sh.store.conn().await?,
+        Some(&line.project_id),
+        false,
+        DECISIONS_IN_PROMPT,
+    )
+    .await?
+    .into_iter()
+    .map(|d| match d.why {
+        Some(w) => format!("{} (why: {w})", d.text),
+        None => d.text,
+    })
+    .collect();
     let mut resume = line.session_started;
     // A first run refused with "already in use" is retried with --resume; a --resume of a
     // session whose first run died before the CLI saved anything is retried with --session-id.
@@ -120,6 +137,7 @@ pub(super) async fn run_step(
             rolled_back: step.rolled_back.as_deref(),
             checkpoint: line.checkpoint.as_deref(),
             answers: &answers,
+            decisions: &decisions,
         });
         let inv = Invocation {
             prompt: text,

@@ -240,7 +240,11 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
     assert_eq!(v["pools"][0]["span_secs"], 18000);
     assert_eq!(v["pools"][0]["threshold_usd"], 50.0);
     assert_eq!(v["pools"].as_array().map(Vec::len), Some(1), "{v}");
-    assert_eq!(v["kinds"].as_array().map(Vec::len), Some(7), "{v}");
+    assert_eq!(
+        v["kinds"].as_array().map(Vec::len),
+        Some(conveyor_api::StepKind::ALL.len()),
+        "{v}"
+    );
     assert_eq!(v["misses"]["total"], 0);
     let (s, v) = call(&d, "GET", "/api/review", None).await;
     assert_eq!(
@@ -299,9 +303,23 @@ async fn accept_refuses_to_delete_unmerged_work() {
     d.stop().await;
 }
 
+/// A night that ended a minute ago (UTC): it is day now.
+pub fn night_just_ended() -> String {
+    let now = chrono::Utc::now();
+    format!(
+        "night = \"{}-{}\"\ntimezone = \"UTC\"\n",
+        (now - chrono::Duration::hours(2)).format("%H:%M:%S"),
+        (now - chrono::Duration::minutes(1)).format("%H:%M:%S")
+    )
+}
+
 #[tokio::test]
 async fn questions_are_answered_with_an_option_or_text() {
-    let mut d = api_only().await;
+    // By day, so the daemon's rules decide the question by default without a judge run.
+    let mut d = Daemon::builder()
+        .config(&format!("run_lines = false\n{}", night_just_ended()))
+        .start()
+        .await;
     let l = d.line("t", "x").await;
     let id = l.id.as_str();
     let journal = d.handle().shared().line_dir(id).join("journal.jsonl");
@@ -322,9 +340,33 @@ async fn questions_are_answered_with_an_option_or_text() {
     assert_eq!(v["journal"].as_array().unwrap().len(), 2);
     assert_eq!(v["journal"][1]["valid"], false);
     assert_eq!(v["journal"][1]["raw"], "{broken");
+    // Not judged yet: counted, not listed, and not answerable.
     let (_, r) = call(&d, "GET", "/api/review", None).await;
-    let q = &r["projects"][0]["unvalidated"][0];
-    let qid = q["id"].as_str().unwrap();
+    assert_eq!(r["pending_judgement"], 1, "{r}");
+    assert!(r["frozen_at"].is_string(), "by day the list is frozen: {r}");
+    assert_eq!(r["projects"].as_array().map(Vec::len), Some(0), "{r}");
+    let (_, qs) = call(&d, "GET", "/api/decisions", None).await;
+    assert_eq!(qs.as_array().map(Vec::len), Some(0), "{qs}");
+    conveyor::line::judge_by_rules(d.handle().shared(), id)
+        .await
+        .unwrap();
+    let (_, r) = call(&d, "GET", "/api/review", None).await;
+    assert_eq!(r["pending_judgement"], 0, "{r}");
+    let decided = &r["projects"][0]["decided"][0];
+    assert_eq!(decided["source"], "daemon", "{r}");
+    assert!(decided["why"].as_str().unwrap().contains("by day"), "{r}");
+    let (_, all) = call(
+        &d,
+        "GET",
+        &format!("/api/decisions?project={}", l.project_id),
+        None,
+    )
+    .await;
+    assert_eq!(all[0]["id"], decided["id"], "{all}");
+    let r = call(&d, "GET", "/api/decisions?limit=0", None).await;
+    assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    // A decided default can still be overridden by Anton.
+    let qid = decided["id"].as_str().unwrap();
     let answer = format!("/api/questions/{qid}/answer");
     let r = call(&d, "POST", &answer, Some(json!({"option": "mysql"}))).await;
     assert_code(&r, StatusCode::UNPROCESSABLE_ENTITY, "not_an_option");
@@ -342,16 +384,21 @@ async fn questions_are_answered_with_an_option_or_text() {
         (s, v["status"].as_str(), v["answer"].as_str()),
         (StatusCode::OK, Some("answered"), Some("pg"))
     );
-    // The morning page still shows it, as answered, no longer open.
+    // The morning page still shows it, as answered, no longer decided; an answer step waits
+    // to carry it to the line's session.
     let (_, r) = call(&d, "GET", "/api/review", None).await;
     let block = &r["projects"][0];
-    assert_eq!(
-        block["unvalidated"].as_array().map(Vec::len),
-        Some(0),
-        "{r}"
-    );
+    assert_eq!(block["decided"].as_array().map(Vec::len), Some(0), "{r}");
     assert_eq!(block["answered"][0]["id"].as_str(), Some(qid), "{r}");
     assert_eq!(block["answered"][0]["answer"].as_str(), Some("pg"), "{r}");
+    let (_, v) = call(&d, "GET", &format!("/api/lines/{id}"), None).await;
+    let kinds: Vec<&str> = v["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["answer"], "{v}");
     // Once the line is cancelled, no step would carry an answer: refused.
     let (s, _) = call(&d, "POST", &format!("/api/lines/{id}/cancel"), None).await;
     assert_eq!(s, StatusCode::OK);

@@ -55,7 +55,9 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         (now - chrono::Duration::minutes(1)).format("%H:%M:%S")
     );
     let d = Daemon::builder()
-        .config(&format!("run_lines = false\nnight = \"{night}\"\ntimezone = \"UTC\""))
+        .config(&format!(
+            "run_lines = false\nnight = \"{night}\"\ntimezone = \"UTC\""
+        ))
         .start()
         .await;
     // What the fuzzer is given ids of (tests/fuzz/schemathesis.toml), so that every operation

@@ -155,7 +155,10 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     let judge_session = judge.session_id.clone().expect("the judge's own session");
     assert_ne!(judge_session, session);
     let judged = mock.requests(&judge_session).await;
-    assert!(judged.iter().all(|e| e["step_kind"] == "judge"), "{judged:#?}");
+    assert!(
+        judged.iter().all(|e| e["step_kind"] == "judge"),
+        "{judged:#?}"
+    );
     assert!(
         judged[0]["conversation"]
             .as_str()
@@ -164,7 +167,11 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     );
     // Costs: the CLI reports a cumulative total; each step's cost is its own requests.
     for s in &l.steps {
-        let of_step = if s.kind == StepKind::Judge { &judged } else { &reqs };
+        let of_step = if s.kind == StepKind::Judge {
+            &judged
+        } else {
+            &reqs
+        };
         let n = of_step.iter().filter(|e| e["step"] == s.n).count() as f64;
         assert!(
             (s.cost_usd - n * OPUS_REQUEST_USD).abs() < 1e-6,
@@ -174,9 +181,7 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         );
         assert!(s.tokens.input > 0);
     }
-    assert!(
-        (l.cost_usd - (reqs.len() + judged.len()) as f64 * OPUS_REQUEST_USD).abs() < 1e-6
-    );
+    assert!((l.cost_usd - (reqs.len() + judged.len()) as f64 * OPUS_REQUEST_USD).abs() < 1e-6);
     assert!((done.budget.cost_usd - l.cost_usd).abs() < 1e-9);
 
     // Journal: three entries, the malformed one kept raw and flagged; the question was judged
@@ -196,7 +201,10 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
     let by = |source| decided.iter().find(|d| d.source == source).unwrap();
     assert_eq!(by(DecisionSource::Agent).text, "notes are plain text");
     assert_eq!(by(DecisionSource::Judge).text, "Keep notes.txt?");
-    assert_eq!(by(DecisionSource::Judge).why.as_deref(), Some("scripted: decided"));
+    assert_eq!(
+        by(DecisionSource::Judge).why.as_deref(),
+        Some("scripted: decided")
+    );
 
     // Checkpoints are commits on the line's branch; main moved forward by the merge.
     let log = git(

@@ -258,6 +258,39 @@ impl Daemon {
             .await
     }
 
+    /// Another repository beside the sample one, made a project named `name`; its id.
+    pub async fn add_project(&self, name: &str, files: &[(&str, &str)]) -> String {
+        let repo = self.tmp.path().join(name);
+        make_repo(&repo, files);
+        self.client
+            .create_project(&NewProject {
+                name: name.into(),
+                repo_path: repo.display().to_string(),
+                main_branch: None,
+            })
+            .await
+            .unwrap()
+            .id
+    }
+
+    /// Queues a line on any project.
+    pub async fn line_in(&self, project_id: &str, title: &str, task: &str, priority: i32) -> Line {
+        self.client
+            .create_line(&NewLine {
+                project_id: project_id.into(),
+                title: title.into(),
+                task: task.into(),
+                priority: Some(priority),
+            })
+            .await
+            .unwrap()
+    }
+
+    /// More configuration (TOML) for the next (re)start, laid over the current.
+    pub fn set_config(&mut self, toml: &str) {
+        merge(&mut self.config, toml.parse().unwrap());
+    }
+
     /// Queues a line on the sample project.
     pub async fn line(&self, title: &str, task: &str) -> Line {
         let project_id = self.project().await.to_string();
