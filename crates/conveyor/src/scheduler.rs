@@ -123,9 +123,13 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         if running.contains(&l.id) || taken.contains(&l.project_id) {
             continue;
         }
-        if holders
-            .iter()
-            .any(|(p, id)| *p == l.project_id && *id != l.id)
+        // A line that holds its project itself is never kept out by another holder: were two
+        // ever to hold one project, each would wait for the other forever. Only one of them is
+        // advanced at a time all the same (`taken`).
+        if !HOLDING.contains(&l.state)
+            && holders
+                .iter()
+                .any(|(p, id)| *p == l.project_id && *id != l.id)
         {
             continue;
         }
@@ -255,6 +259,29 @@ mod tests {
         rows::line(&sh.store, "r", "holder", 0, "gate").await;
         rows::line(&sh.store, "r", "waiting", 9, "queued").await;
         assert!(!ids(&choose(&sh).await.unwrap()).contains(&"waiting"));
+        drop(sh);
+        d.stop().await;
+    }
+
+    /// Two lines that both hold one project (an answer sent one back to work while the other
+    /// ran) do not wait for each other forever: the better one goes, one at a time.
+    #[tokio::test]
+    async fn two_holders_of_one_project_do_not_wait_for_each_other() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(&tmp.path().join("data"), "slots = 3").await;
+        let sh = d.shared().clone();
+        rows::line(&sh.store, "p", "a", 5, "running").await;
+        rows::line(&sh.store, "p", "b", 3, "running").await;
+        assert_eq!(ids(&choose(&sh).await.unwrap()), ["a"]);
+        sh.start_advancing("a", 0.0);
+        assert!(choose(&sh).await.unwrap().is_empty(), "one at a time");
+        sh.stop_advancing("a");
+        rows::exec(
+            &sh.store,
+            "UPDATE lines SET state = 'awaiting_acceptance' WHERE id = 'a'",
+        )
+        .await;
+        assert_eq!(ids(&choose(&sh).await.unwrap()), ["b"]);
         drop(sh);
         d.stop().await;
     }

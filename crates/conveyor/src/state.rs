@@ -380,6 +380,13 @@ impl Shared {
 #[derive(Debug)]
 pub(crate) struct Transition(Option<Changed>);
 
+impl Transition {
+    /// Whether the state was written (a cancelled line keeps its state).
+    pub(crate) fn written(&self) -> bool {
+        self.0.is_some()
+    }
+}
+
 #[derive(Debug)]
 struct Changed {
     line_id: String,

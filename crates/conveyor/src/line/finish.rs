@@ -150,14 +150,13 @@ pub(super) async fn fail_step(
     }
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(reason))
         .await?;
-    sh.set_line_state(
+    super::judge::needs_anton(
+        sh,
         &line.id,
-        LineState::NeedsHuman,
-        Some((
+        (
             ReasonCode::StepFailed,
             &format!("step {} ({}) failed: {reason}", step.n, step.title),
-        )),
-        None,
+        ),
     )
     .await
 }
@@ -174,6 +173,5 @@ pub(super) async fn stop_line(
     git::reset_to(worktree, checkpoint).await?;
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(reason))
         .await?;
-    sh.set_line_state(&line.id, LineState::NeedsHuman, Some((code, reason)), None)
-        .await
+    super::judge::needs_anton(sh, &line.id, (code, reason)).await
 }

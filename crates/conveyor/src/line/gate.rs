@@ -51,17 +51,15 @@ async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
     let failures = line.gate_failures + 1;
     store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, failures).await?;
     if failures >= GATE_ROUNDS {
-        return sh
-            .set_line_state(
-                &line.id,
-                LineState::NeedsHuman,
-                Some((
-                    ReasonCode::GateFailed,
-                    &format!("the gate failed {failures} times in a row; last: {what}"),
-                )),
-                None,
-            )
-            .await;
+        return super::judge::needs_anton(
+            sh,
+            &line.id,
+            (
+                ReasonCode::GateFailed,
+                &format!("the gate failed {failures} times in a row; last: {what}"),
+            ),
+        )
+        .await;
     }
     store::steps::add(
         &mut *sh.store.conn().await?,
@@ -88,14 +86,12 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
     let (list, main, repo, _) = match checklist(sh, line).await? {
         Ok(c) => c,
         Err(e) => {
-            return sh
-                .set_line_state(
-                    &line.id,
-                    LineState::NeedsHuman,
-                    Some((ReasonCode::ProjectConfig, &e.to_string())),
-                    None,
-                )
-                .await;
+            return super::judge::needs_anton(
+                sh,
+                &line.id,
+                (ReasonCode::ProjectConfig, &e.to_string()),
+            )
+            .await;
         }
     };
     for k in list.not_yet_read() {
@@ -194,14 +190,12 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
     let (list, _, repo, main_branch) = match checklist(sh, line).await? {
         Ok(c) => c,
         Err(e) => {
-            return sh
-                .set_line_state(
-                    &line.id,
-                    LineState::NeedsHuman,
-                    Some((ReasonCode::ProjectConfig, &e.to_string())),
-                    None,
-                )
-                .await;
+            return super::judge::needs_anton(
+                sh,
+                &line.id,
+                (ReasonCode::ProjectConfig, &e.to_string()),
+            )
+            .await;
         }
     };
     let scratch = sh.cfg.data_dir.join("scratch").join(&line.id);

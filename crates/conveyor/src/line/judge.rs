@@ -751,8 +751,9 @@ pub(crate) enum AnswerRefused {
 
 /// Anton's answer: recorded on the question and on the questions judged its duplicates, an
 /// `answer` step queued in each of their lines' sessions (one per line, carrying all its
-/// undelivered answers), and a line that waited for it (for the answer, for acceptance, or
-/// for Anton) back to `running` — all in one transaction.
+/// undelivered answers), and a line that waited for it back to work — `running` from
+/// `waiting_answer`, `queued` from `awaiting_acceptance` or `needs_human` — all in one
+/// transaction.
 ///
 /// # Errors
 /// [`AnswerRefused`] inside `Ok(Err(..))`; database errors.
@@ -815,13 +816,16 @@ pub(crate) async fn answer(
             }
             store::lines::set_gate_failures(&mut tx, &l.id, 0).await?;
         }
-        if matches!(
-            l.state,
-            LineState::WaitingAnswer | LineState::AwaitingAcceptance | LineState::NeedsHuman
-        ) {
-            moved.push(
-                crate::state::line_state_in(&mut tx, &l.id, LineState::Running, None, None).await?,
-            );
+        // A line waiting for the answer holds its project and goes on at once; one that had
+        // let it go (merged, or stopped) queues for it again like remarks do, so two lines of
+        // a project are never active together.
+        let next = match l.state {
+            LineState::WaitingAnswer => Some(LineState::Running),
+            LineState::AwaitingAcceptance | LineState::NeedsHuman => Some(LineState::Queued),
+            _ => None,
+        };
+        if let Some(next) = next {
+            moved.push(crate::state::line_state_in(&mut tx, &l.id, next, None, None).await?);
         }
     }
     tx.commit().await?;
@@ -834,3 +838,87 @@ pub(crate) async fn answer(
     sh.wake.notify_one();
     Ok(Ok(()))
 }
+
+/// The line needs Anton: `needs_human` with the reason, and — in the same transaction — a
+/// validated question on the morning page saying why, so no stopped line goes unseen. Its
+/// journal entry is the daemon's own (a negative offset: not in the agent's file, which an
+/// agent could write a look-alike into). Answering it sends the line on: an `answer` step,
+/// its failed steps again.
+///
+/// # Errors
+/// Database errors.
+pub(crate) async fn needs_anton(
+    sh: &Shared,
+    line_id: &str,
+    (code, reason): (ReasonCode, &str),
+) -> Result<()> {
+    let text = format!(
+        "The line stopped ({}): {}",
+        code.as_str(),
+        crate::exec::tail(reason, 1500)
+    );
+    let options = vec![AGAIN.to_string()];
+    let now = sh.clock.now_ms();
+    let mut tx = sh.store.begin().await?;
+    let t = crate::state::line_state_in(
+        &mut tx,
+        line_id,
+        LineState::NeedsHuman,
+        Some((code, reason)),
+        None,
+    )
+    .await?;
+    if t.written() {
+        let raw = serde_json::json!({"kind": "question", "text": text, "options": options,
+            "default": AGAIN, "reversible": true, "expensive": false})
+        .to_string();
+        let offset = store::journal::next_daemon_offset(&mut tx, line_id).await?;
+        let at = store::journal::At {
+            line_id,
+            step_id: None,
+            offset,
+            now,
+        };
+        let entry = store::journal::NewEntry {
+            kind: conveyor_api::JournalKind::Question,
+            text: &text,
+            options: &options,
+            default: Some(AGAIN),
+            why: Some("only Anton can move a stopped line on"),
+            reversible: Some(true),
+            expensive: Some(false),
+            raw: &raw,
+        };
+        if let Some(journal_id) = store::journal::insert(&mut tx, at, entry).await? {
+            let id = questions::insert(
+                &mut tx,
+                line_id,
+                journal_id,
+                conveyor_api::QuestionKind::Question,
+                None,
+                now,
+            )
+            .await?;
+            questions::set_verdict(
+                &mut tx,
+                &id,
+                &Verdict {
+                    status: QuestionStatus::Validated,
+                    by: DecisionSource::Daemon,
+                    why: "the line stopped: only Anton can move it on",
+                    duplicate_of: None,
+                    urgent: false,
+                    now,
+                },
+            )
+            .await?;
+        }
+    }
+    tx.commit().await?;
+    sh.announce(t);
+    sh.announce_questions(line_id);
+    Ok(())
+}
+
+/// The one option of the question a stopped line asks.
+pub(crate) const AGAIN: &str = "try again";

@@ -144,6 +144,21 @@ pub async fn insert(c: &mut SqliteConnection, at: At<'_>, e: NewEntry<'_>) -> Re
     Ok((done.rows_affected() > 0).then(|| done.last_insert_rowid()))
 }
 
+/// The offset of an entry the daemon writes itself, not in the agent's file: below every other
+/// (file offsets are never negative).
+///
+/// # Errors
+/// Database errors.
+pub async fn next_daemon_offset(c: &mut SqliteConnection, line_id: &str) -> Result<i64> {
+    let low: i64 = sqlx::query_scalar(
+        "SELECT MIN(COALESCE(MIN(offset), 0), 0) FROM journal WHERE line_id = ?",
+    )
+    .bind(line_id)
+    .fetch_one(&mut *c)
+    .await?;
+    Ok(low - 1)
+}
+
 /// Stores a malformed line with what is wrong with it, unless one is stored at that offset;
 /// returns whether it is new.
 ///

@@ -113,7 +113,8 @@ const SELECT: &str = "SELECT q.id, q.line_id, l.project_id, q.kind AS qkind, j.t
 /// Lines whose questions still matter: not accepted, not cancelled.
 const OPEN_LINE: &str = "l.state NOT IN ('accepted', 'cancelled')";
 
-/// A new unvalidated question for the journal entry `journal_id`, written by `step_id`.
+/// A new unvalidated question for the journal entry `journal_id`, written by `step_id`;
+/// returns its id.
 ///
 /// # Errors
 /// Database errors.
@@ -124,12 +125,13 @@ pub async fn insert(
     kind: QuestionKind,
     step_id: Option<&str>,
     now: i64,
-) -> Result<()> {
+) -> Result<String> {
+    let id = uuid::Uuid::new_v4().to_string();
     sqlx::query(
         "INSERT INTO questions (id, line_id, journal_id, status, created_at, kind, from_step)
          VALUES (?, ?, ?, 'unvalidated', ?, ?, ?)",
     )
-    .bind(uuid::Uuid::new_v4().to_string())
+    .bind(&id)
     .bind(line_id)
     .bind(journal_id)
     .bind(now)
@@ -137,7 +139,7 @@ pub async fn insert(
     .bind(step_id)
     .execute(&mut *c)
     .await?;
-    Ok(())
+    Ok(id)
 }
 
 /// One question.

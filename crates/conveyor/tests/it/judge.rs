@@ -86,7 +86,11 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
             "1": [write_plan(&plan(&[("cache", "true"), ("finish", "test -f never.txt")])), text("planned")],
             "2": [bash(&journal(&json!({"kind": "question", "text": "Which cache backend?", "options": ["redis", "memory"], "default": "memory", "reversible": true, "expensive": false}))), text("asked")],
             "4": [read("docs/memory.md"), text("read the memory")],
-            "3": [text("cannot finish")],
+            "3.1": [text("cannot finish")],
+            // After Anton says "try again": his answer, then the failed step again.
+            "6": [text("trying again")],
+            "3": [write("never.txt", "now\n"), text("finished")],
+            "7": [text("memory it is")],
         }),
     )
     .await;
@@ -105,6 +109,7 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
         json!({
             "1": [write_plan(&plan(&[("cache too", "true")])), text("planned")],
             "2": [read("docs/memory.md"), bash(&journal(&json!({"kind": "question", "text": "which cache  BACKEND", "options": ["redis", "memory"], "default": "memory"}))), text("asked")],
+            "3": [text("the answer changes nothing here")],
         }),
     )
     .await;
@@ -192,7 +197,12 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
             StepKind::Judge
         ]
     );
-    let q1 = n1.questions[0].clone();
+    let q1 = n1
+        .questions
+        .iter()
+        .find(|q| q.text == "Which cache backend?")
+        .unwrap()
+        .clone();
     assert_eq!(
         (q1.status, q1.reworks, q1.decided_by),
         (QuestionStatus::Validated, 1, Some(DecisionSource::Judge))
@@ -233,18 +243,33 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
         (QuestionStatus::Duplicate, Some(q1.id.as_str()))
     );
 
-    // The morning page: the two questions that need Anton, nothing pending, the fork decided.
+    // The morning page: the two questions that need Anton, and the daemon's own question for
+    // the line that stopped (nothing stops unseen); nothing pending; the fork decided.
     let review = c.review().await.unwrap();
     assert_eq!((review.pending_judgement, review.in_rework), (0, 0));
     assert_eq!(
         review.frozen_at, None,
         "no night configured: the list is live"
     );
-    let listed: Vec<&str> = review
+    let on_list: Vec<&conveyor_api::Question> = review
         .projects
         .iter()
-        .flat_map(|p| p.questions.iter().map(|q| q.text.as_str()))
+        .flat_map(|p| p.questions.iter())
         .collect();
+    let (stopped, agents): (Vec<&conveyor_api::Question>, Vec<&conveyor_api::Question>) = on_list
+        .into_iter()
+        .partition(|q| q.decided_by == Some(DecisionSource::Daemon));
+    assert_eq!(stopped.len(), 1, "{stopped:#?}");
+    assert_eq!(stopped[0].line_id, l1.id);
+    assert!(
+        stopped[0]
+            .text
+            .starts_with("The line stopped (step_failed)"),
+        "{stopped:#?}"
+    );
+    assert_eq!(stopped[0].options, ["try again"]);
+    let stopped_id = stopped[0].id.clone();
+    let listed: Vec<&str> = agents.iter().map(|q| q.text.as_str()).collect();
     let mut sorted = listed.clone();
     sorted.sort_unstable();
     assert_eq!(sorted, ["Drop the legacy column?", "Which cache backend?"]);
@@ -260,6 +285,10 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
     let mut lost = 0;
     for id in [&l1.id, &l2.id, &l3.id] {
         for q in c.line(id).await.unwrap().questions {
+            if q.decided_by == Some(DecisionSource::Daemon) && q.status == QuestionStatus::Validated
+            {
+                continue; // the daemon's own, not the agents'
+            }
             raw += 1;
             if matches!(
                 q.status,
@@ -279,8 +308,9 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
     #[allow(clippy::print_stderr)]
     {
         eprintln!(
-            "judge figures: {raw} raw forks and questions -> {} on the morning list; lost {lost}, shown twice {twice}",
-            listed.len()
+            "judge figures: {raw} raw forks and questions -> {} on the morning list (and {} the daemon asked for a stopped line); lost {lost}, shown twice {twice}",
+            listed.len(),
+            stopped.len()
         );
     }
     assert_eq!((raw, listed.len(), lost, twice), (4, 2, 0, 0));
@@ -330,6 +360,50 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
         "answered\n"
     );
     assert!(projects.iter().any(|x| x.id == p));
+
+    // Anton says "try again" to the stopped line: his answer, then its failed step again; it
+    // then waits for his answer to its own question.
+    let c1 = d.client();
+    c1.answer(
+        &stopped_id,
+        &conveyor_api::Answer::Option(conveyor_api::AnswerOption {
+            option: "try again".into(),
+        }),
+    )
+    .await
+    .unwrap();
+    let w1 = wait_state(c1, &l1.id, LineState::WaitingAnswer, 180).await;
+    let k1 = kinds(&w1);
+    assert_eq!(k1[5], StepKind::Answer, "{k1:?}");
+    let finish = &w1.line.steps[2];
+    assert_eq!((finish.state, finish.attempts), (StepState::Done, 2));
+    // His answer to the question L2 repeated reaches both lines: L1 goes on to merge, and L2,
+    // already merged, runs its answer step and merges again.
+    let before2 = mock.requests(&l2.session_id).await.len();
+    c1.answer(
+        &q1.id,
+        &conveyor_api::Answer::Option(conveyor_api::AnswerOption {
+            option: "memory".into(),
+        }),
+    )
+    .await
+    .unwrap();
+    wait_state(c1, &l1.id, LineState::AwaitingAcceptance, 180).await;
+    let again = wait_for(180, "L2 to run its answer step and merge again", || async {
+        let l = c1.line(&l2.id).await.ok()?;
+        (l.line.state == LineState::AwaitingAcceptance
+            && l.line
+                .steps
+                .iter()
+                .any(|s| s.kind == StepKind::Answer && s.state == StepState::Done))
+        .then_some(l)
+    })
+    .await;
+    assert_eq!(again.questions[0].status, QuestionStatus::Answered);
+    assert_eq!(again.questions[0].answer.as_deref(), Some("memory"));
+    let to_l2 = mock.requests(&l2.session_id).await;
+    let first = to_l2[before2]["conversation"].as_str().unwrap();
+    assert!(first.contains("A: memory"), "{first}");
 }
 
 /// A line that asks one question in its only executor step; its judge's turns are `judge`.
