@@ -286,6 +286,60 @@ mod tests {
         d.stop().await;
     }
 
+    /// A judge run is a budgeted step like any other: it waits when its kind's estimate does
+    /// not fit, and starts with that estimate when it does.
+    #[tokio::test]
+    async fn a_judge_step_asks_the_budget_like_any_step() {
+        for (threshold, starts) in [(0.5, false), (10.0, true)] {
+            let tmp = tempfile::tempdir().unwrap();
+            let d = testing::start(
+                &tmp.path().join("data"),
+                &format!("[budget]\nthreshold_usd = {threshold}\nmargin = 0.0\ncold_start_usd = {{ judge = 0.75 }}"),
+            )
+            .await;
+            let sh = d.shared().clone();
+            let id = rows::line(&sh.store, "p", "l", 0, "running").await;
+            let judge = rows::step(&sh.store, &id, conveyor_api::StepKind::Judge).await;
+            assert_eq!(
+                line::next_action(
+                    &sh,
+                    &store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
+                        .await
+                        .unwrap()
+                        .unwrap()
+                )
+                .await
+                .unwrap(),
+                Action::Step {
+                    kind: conveyor_api::StepKind::Judge,
+                    step: Some(judge.id.clone())
+                }
+            );
+            let chosen = choose(&sh).await.unwrap();
+            if starts {
+                assert_eq!(
+                    chosen
+                        .iter()
+                        .map(|(l, e)| (l.id.as_str(), *e))
+                        .collect::<Vec<_>>(),
+                    [("l", 0.75)]
+                );
+            } else {
+                assert!(chosen.is_empty());
+                let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
+                    .await
+                    .unwrap()
+                    .unwrap();
+                assert_eq!(
+                    (l.state, l.reason_code),
+                    (LineState::WaitingBudget, Some(ReasonCode::Budget))
+                );
+            }
+            drop(sh);
+            d.stop().await;
+        }
+    }
+
     /// A line just started is still `queued` in the database until its worktree exists: it
     /// holds its project all the same.
     #[tokio::test]

@@ -922,3 +922,63 @@ pub(crate) async fn needs_anton(
 
 /// The one option of the question a stopped line asks.
 pub(crate) const AGAIN: &str = "try again";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::testing::{repo_with_main, run as git};
+
+    /// The memory is the files the project's `memory` globs match on fresh main, plus the
+    /// vault; a read of either counts, a read of anything else does not.
+    #[tokio::test]
+    async fn the_memory_is_the_globbed_files_and_the_vault() {
+        let tmp = tempfile::tempdir().unwrap();
+        let repo = tmp.path().join("repo");
+        std::fs::create_dir_all(repo.join("docs")).unwrap();
+        repo_with_main(&repo).await;
+        std::fs::write(repo.join("docs/adr.md"), "decided: sqlite\n").unwrap();
+        std::fs::write(repo.join(".conveyor.toml"), "memory = [\"docs/*.md\"]\n").unwrap();
+        git(&repo, &["add", "-A"]).await;
+        git(&repo, &["commit", "-qm", "memory"]).await;
+        let vault = tmp.path().join("vault");
+        std::fs::create_dir_all(&vault).unwrap();
+        let d = crate::daemon::testing::start(
+            &tmp.path().join("data"),
+            &format!("vault = {:?}", vault.display().to_string()),
+        )
+        .await;
+        let sh = d.shared().clone();
+        let id = crate::store::testing::line(&sh.store, "p", "l", 0, "running").await;
+        crate::store::testing::exec(
+            &sh.store,
+            &format!(
+                "UPDATE projects SET repo_path = '{}' WHERE id = 'p'",
+                repo.display()
+            ),
+        )
+        .await;
+        store::lines::set_worktree(&mut sh.store.conn().await.unwrap(), &id, &repo, None)
+            .await
+            .unwrap();
+        let line = store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
+            .await
+            .unwrap()
+            .unwrap();
+        let mem = memory(&sh, &line, &repo).await.unwrap();
+        assert_eq!(mem.paths, [repo.join("docs/adr.md"), vault.clone()]);
+        assert_eq!(
+            mem.texts[0],
+            ("docs/adr.md".into(), "decided: sqlite\n".into())
+        );
+        let read = |p: &Path| {
+            let mut r = Reads::default();
+            r.paths.insert(p.display().to_string());
+            r.touch(&mem.paths, &repo)
+        };
+        assert!(read(&repo.join("docs/adr.md")));
+        assert!(read(&vault.join("2026/notes.md")));
+        assert!(!read(&repo.join("a.txt")));
+        drop(sh);
+        d.stop().await;
+    }
+}

@@ -427,6 +427,101 @@ fn in_list(statuses: &[QuestionStatus]) -> String {
 mod tests {
     use super::*;
 
+    /// Rows written before the judge existed: a dismissed question is decided, an unvalidated
+    /// one is shown as asked (validated by the daemon), an answered one keeps its answer, and
+    /// a fork, which had no row, gets one, decided (its default was taken).
+    #[tokio::test]
+    async fn old_rows_migrate() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("old.db");
+        // The schema before the judge: the migrations up to 0003 only.
+        let old = dir.path().join("migrations");
+        std::fs::create_dir(&old).unwrap();
+        let here = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        for f in [
+            "0001_init.sql",
+            "0002_lines_order.sql",
+            "0003_reason_code.sql",
+        ] {
+            std::fs::copy(here.join(f), old.join(f)).unwrap();
+        }
+        let opts = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&db)
+            .create_if_missing(true);
+        let pool = sqlx::SqlitePool::connect_with(opts).await.unwrap();
+        sqlx::migrate::Migrator::new(old.as_path())
+            .await
+            .unwrap()
+            .run(&pool)
+            .await
+            .unwrap();
+        for sql in [
+            "INSERT INTO projects VALUES ('p', 'p', '/r', 'main', 0)",
+            "INSERT INTO lines (id, project_id, title, task, state, session_id, branch, created_at, updated_at)
+                VALUES ('l', 'p', 't', 't', 'waiting_answer', 's', 'line/l', 0, 0)",
+            "INSERT INTO journal (id, line_id, step_id, offset, kind, text, valid, raw, created_at) VALUES
+                (1, 'l', 'st', 0, 'question', 'dismissed one', 1, '{}', 10),
+                (2, 'l', 'st', 10, 'question', 'open one', 1, '{}', 20),
+                (3, 'l', 'st', 20, 'question', 'answered one', 1, '{}', 30),
+                (4, 'l', 'st', 30, 'fork', 'a fork', 1, '{}', 40)",
+            "INSERT INTO questions (id, line_id, journal_id, status, answer, created_at) VALUES
+                ('q1', 'l', 1, 'dismissed', NULL, 10),
+                ('q2', 'l', 2, 'unvalidated', NULL, 20),
+                ('q3', 'l', 3, 'answered', 'yes', 30)",
+        ] {
+            sqlx::query(sql).execute(&pool).await.unwrap();
+        }
+        pool.close().await;
+
+        let store = crate::store::Store::open(&db).await.unwrap();
+        let rows = of_line(&mut *store.conn().await.unwrap(), "l", QuestionStatus::ALL)
+            .await
+            .unwrap();
+        let got: Vec<(&str, QuestionKind, QuestionStatus, Option<DecisionSource>)> = rows
+            .iter()
+            .map(|q| {
+                (
+                    q.said.text.as_deref().unwrap(),
+                    q.kind,
+                    q.status,
+                    q.decided_by,
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (
+                    "dismissed one",
+                    QuestionKind::Question,
+                    QuestionStatus::Decided,
+                    Some(DecisionSource::Daemon)
+                ),
+                (
+                    "open one",
+                    QuestionKind::Question,
+                    QuestionStatus::Validated,
+                    Some(DecisionSource::Daemon)
+                ),
+                (
+                    "answered one",
+                    QuestionKind::Question,
+                    QuestionStatus::Answered,
+                    None
+                ),
+                (
+                    "a fork",
+                    QuestionKind::Fork,
+                    QuestionStatus::Decided,
+                    Some(DecisionSource::Agent)
+                ),
+            ]
+        );
+        assert_eq!(rows[1].validated_at, Some(20));
+        assert_eq!(rows[2].answer.as_deref(), Some("yes"));
+        assert!(rows.iter().all(|q| q.from_step.as_deref() == Some("st")));
+    }
+
     #[test]
     fn normalised_text_ignores_case_spacing_and_the_closing_mark() {
         assert_eq!(
