@@ -474,7 +474,7 @@ mod tests {
         pool.close().await;
 
         let store = crate::store::Store::open(&db).await.unwrap();
-        let rows = of_line(&mut *store.conn().await.unwrap(), "l", QuestionStatus::ALL)
+        let rows = of_line(&mut store.conn().await.unwrap(), "l", QuestionStatus::ALL)
             .await
             .unwrap();
         let got: Vec<(&str, QuestionKind, QuestionStatus, Option<DecisionSource>)> = rows
