@@ -266,6 +266,10 @@ pub(super) async fn run_judge(
     estimate: f64,
     cancel: &CancellationToken,
 ) -> Result<()> {
+    if super::is_cancelled(sh, &line.id).await? || cancel.is_cancelled() {
+        // Cancelled (by Anton, or the daemon stops) before the run started: start none.
+        return Ok(());
+    }
     let entries = sort(sh, line).await?;
     sh.announce_questions(&line.id);
     if entries.is_empty() {
