@@ -6,14 +6,13 @@
 //! unjudged (judged again by the next run) or judged once.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use conveyor_api::{
     DecisionSource, EventKind, Level, LineState, QuestionStatus, ReasonCode, StepKind, StepState,
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::claude::{self, Invocation, Verdict as RunVerdict};
+use crate::claude::{Invocation, Verdict as RunVerdict};
 use crate::events::EventBody;
 use crate::judge::reads::Reads;
 use crate::judge::rules::{self, Sorted};
@@ -27,7 +26,7 @@ use crate::{Result, git, hook};
 
 use super::give_to_agent;
 use super::miss::{budget_cap_hit, usage_limit_hit};
-use super::step::{record_run_end, record_signal};
+use super::step::{budget_cap, invocation, record_run_end, run_agent};
 
 /// Failed judge runs of one step before its entries are shown to Anton as asked.
 pub(crate) const JUDGE_RUNS: i64 = 3;
@@ -404,40 +403,22 @@ pub(super) async fn run_judge(
         "CONVEYOR_VERDICT".into(),
         verdict_path.to_string_lossy().into_owned(),
     );
-    let bypass = sh.cfg.permission_mode == "bypassPermissions";
+    // As every step runs, but in a session of its own, with read-only tools and only the
+    // judge's environment (no journal, no plan).
     let inv = Invocation {
-        claude_bin: sh.cfg.claude_bin.clone(),
-        cwd: worktree.clone(),
         prompt: text,
         session_id: session,
         resume: false,
         settings,
-        permission_mode: sh.cfg.permission_mode.clone(),
-        allowed_tools: sh.cfg.allowed_tools.clone(),
         tools: Some(judge::TOOLS.into()),
-        add_dir: (!bypass).then(|| dir.clone()),
-        model: sh.cfg.model.clone(),
         env,
-        user: sh.agent_user.as_ref().map(|u| (u.uid, u.gid)),
-        inherit_env: sh.cfg.agent_env_inherit,
-        max_budget_usd: sh
-            .budget
-            .policy
-            .max_budget(estimate)
-            .filter(|usd| *usd >= 0.0001),
+        max_budget_usd: budget_cap(sh, estimate),
         log,
-        timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
+        ..invocation(sh, line, step)
     };
     give_to_agent(sh, &line.id, &worktree)?;
     tracing::info!(line = %line.id, step = step.n, attempt, entries = ids.len(), "judge starts");
-    let db = sh.store.clone();
-    let line_id = line.id.clone();
-    let on = move |sig: claude::Signal| -> claude::SignalFuture {
-        let db = db.clone();
-        let line_id = line_id.clone();
-        Box::pin(async move { record_signal(&db, run_id, &line_id, sig).await })
-    };
-    let report = claude::run(&inv, cancel, &on).await;
+    let report = run_agent(sh, &line.id, run_id, &inv, cancel).await;
     let outcome = report.verdict();
     tracing::info!(line = %line.id, step = step.n, verdict = ?outcome, "judge run ended");
     let blocks = std::fs::read_to_string(&state_path)

@@ -143,24 +143,13 @@ pub(super) async fn run_step(
             prompt: text,
             resume,
             settings: hook.settings.clone(),
-            max_budget_usd: sh
-                .budget
-                .policy
-                .max_budget(estimate)
-                .filter(|usd| *usd >= 0.0001),
+            max_budget_usd: budget_cap(sh, estimate),
             log,
             ..invocation(sh, line, step)
         };
         give_to_agent(sh, &line.id, &worktree)?;
         tracing::info!(line = %line.id, step = step.n, attempt, resume, "step starts");
-        let db = sh.store.clone();
-        let line_id = line.id.clone();
-        let on = move |sig: claude::Signal| -> claude::SignalFuture {
-            let db = db.clone();
-            let line_id = line_id.clone();
-            Box::pin(async move { record_signal(&db, run_id, &line_id, sig).await })
-        };
-        let report = claude::run(&inv, cancel, &on).await;
+        let report = run_agent(sh, &line.id, run_id, &inv, cancel).await;
         let verdict = report.verdict();
         tracing::info!(line = %line.id, step = step.n, ?verdict, exit = ?report.exit_code, "step run ended");
 
@@ -290,10 +279,38 @@ pub(super) async fn run_step(
     stop_line(sh, line, step, &worktree, &checkpoint, why).await
 }
 
+/// The run's `--max-budget-usd`: the policy's cap for the step's estimate, none below a
+/// hundredth of a cent.
+pub(super) fn budget_cap(sh: &Shared, estimate: f64) -> Option<f64> {
+    sh.budget
+        .policy
+        .max_budget(estimate)
+        .filter(|usd| *usd >= 0.0001)
+}
+
+/// Runs the agent for one attempt, recording what the run reports while it goes (its pid,
+/// the session's start, rate-limit events).
+pub(super) async fn run_agent(
+    sh: &Shared,
+    line_id: &str,
+    run_id: i64,
+    inv: &Invocation,
+    cancel: &CancellationToken,
+) -> claude::Report {
+    let db = sh.store.clone();
+    let line_id = line_id.to_string();
+    let on = move |sig: claude::Signal| -> claude::SignalFuture {
+        let db = db.clone();
+        let line_id = line_id.clone();
+        Box::pin(async move { record_signal(&db, run_id, &line_id, sig).await })
+    };
+    claude::run(inv, cancel, &on).await
+}
+
 /// How the CLI is run for every attempt of the step: the line's session, worktree and
 /// environment, the daemon's permissions and limits. An attempt adds its prompt, its
 /// `--resume`, its hook's settings, its budget cap and its log.
-fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocation {
+pub(super) fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocation {
     let bypass = sh.cfg.permission_mode == "bypassPermissions";
     Invocation {
         claude_bin: sh.cfg.claude_bin.clone(),
@@ -465,12 +482,7 @@ async fn step_not_started(sh: &Shared, line: &LineRow, step: &StepRow) -> Result
 }
 
 /// Records what a run reports while it goes (pid, session start, rate-limit events).
-pub(super) async fn record_signal(
-    db: &store::Store,
-    run_id: i64,
-    line_id: &str,
-    sig: claude::Signal,
-) {
+async fn record_signal(db: &store::Store, run_id: i64, line_id: &str, sig: claude::Signal) {
     if let Err(e) = try_record_signal(db, run_id, line_id, sig).await {
         tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
     }
