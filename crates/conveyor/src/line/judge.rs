@@ -51,7 +51,8 @@ async fn memory(sh: &Shared, line: &LineRow, worktree: &Path) -> Result<Memory> 
     };
     let mut paths = Vec::new();
     let mut texts = Vec::new();
-    if !globs.is_empty() {
+    // A line without its worktree yet has read nothing of it either.
+    if !globs.is_empty() && worktree.join(".git").exists() {
         let mut b = globset::GlobSetBuilder::new();
         for g in &globs {
             if let Ok(g) = globset::Glob::new(g) {
