@@ -138,6 +138,11 @@ const ru = {
   'stepKind.skeptic': 'скептик',
   'stepKind.fixer': 'починка',
   'stepKind.remarks': 'замечания',
+  'stepKind.extra': 'доп. проверка',
+  'stepKind.rework': 'доработка',
+  'stepKind.answer': 'ваши ответы',
+  'stepKind.investigate': 'разбор отката',
+  'stepKind.judge': 'судья',
 
   'group.attention': 'Ждут вас',
   'group.running': 'В работе',
@@ -303,6 +308,8 @@ const ru = {
   'reason.dirty_checkout': 'в рабочей копии проекта незакоммиченные изменения: main под ними не сдвинуть',
   'reason.worktree': 'не удалось создать рабочее дерево линии',
   'reason.recovery': 'после перезапуска не удалось восстановить контрольную точку линии',
+  'reason.pending_judgement': 'ждёт судью: записи журнала ещё проверяются',
+  'reason.waiting_answer': 'ждёт вашего ответа (страница «Разбор»)',
   'reason.internal': 'внутренняя ошибка демона (подробности в его журнале)',
 
   'preflight.code.agent_binary': 'Программа агента (claude)',
@@ -471,6 +478,11 @@ const en: Record<MessageKey, string> = {
   'stepKind.skeptic': 'skeptic',
   'stepKind.fixer': 'fixer',
   'stepKind.remarks': 'remarks',
+  'stepKind.extra': 'extra check',
+  'stepKind.rework': 'rework',
+  'stepKind.answer': 'your answers',
+  'stepKind.investigate': 'investigate',
+  'stepKind.judge': 'judge',
 
   'group.attention': 'Need you',
   'group.running': 'Running',
@@ -636,6 +648,8 @@ const en: Record<MessageKey, string> = {
   'reason.dirty_checkout': "the project's checkout has uncommitted changes: main cannot move under them",
   'reason.worktree': "the line's worktree could not be made",
   'reason.recovery': "after a restart the line's checkpoint could not be restored",
+  'reason.pending_judgement': 'waits for the judge: journal entries are still being judged',
+  'reason.waiting_answer': 'waits for your answer (the Review page)',
   'reason.internal': 'the daemon failed on this line (its log has the details)',
 
   'preflight.code.agent_binary': 'Agent program (claude)',
