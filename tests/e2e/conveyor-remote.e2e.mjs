@@ -1,15 +1,15 @@
 // The same pages against a daemon started on its own (`conveyord serve`) on a real port with a
 // token: the remote path. A wrong token is refused and said as such, the right one connects
 // and is kept in a file only the user can read (no keyring under Xvfb), a line queued in the
-// app lands on the remote daemon and runs there, and a daemon that goes away shows as
-// unreachable.
+// app lands on the remote daemon and runs there until it waits for the answer to the question
+// the judge validated, and a daemon that goes away shows as unreachable.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort, launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, CONVEYORD, agentEnvToml, bash, makeRepo, ownerOnly, startMock, text, writePlan } from './support.mjs';
+import { CLAUDE, CONVEYORD, agentEnvToml, bash, judgeVerdict, makeRepo, ownerOnly, startMock, text, writePlan } from './support.mjs';
 
 const TOKEN = 'remote-token-0123456789';
 let app;
@@ -40,6 +40,8 @@ before(async () => {
       ),
       text('done'),
     ],
+    // The judge's run (a session of its own): the question goes to Anton.
+    3: [judgeVerdict([['Remote question?', 'validated']]), text('judged')],
   });
   // The daemon, as on a server: its own config, data folder, token file and port.
   const server = path.join(dirs.home, 'server');
@@ -137,8 +139,8 @@ test('the pages over a remote daemon: a wrong token, the right one, a line run t
   assert.equal((await api(`/api/lines/${lineId}`)).title, 'TODO');
   await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
   await d.until(
-    () => d.script("return document.querySelector('[data-testid=line-detail]')?.dataset.state === 'awaiting_acceptance';"),
-    'the remote line awaiting acceptance',
+    () => d.script("return document.querySelector('[data-testid=line-detail]')?.dataset.state === 'waiting_answer';"),
+    'the remote line waiting for the answer',
     180000,
   );
   await d.waitFor('[data-testid=diff-file][data-path="TODO"]');
@@ -146,7 +148,10 @@ test('the pages over a remote daemon: a wrong token, the right one, a line run t
   await screenshot(d, 'conveyor-remote-lines');
 
   await d.click('[data-testid=nav-review]');
-  await d.until(async () => (await d.texts('[data-testid=question]')).some((t) => t.includes('Remote question?')), 'the remote question');
+  await d.until(
+    () => d.script("return [...document.querySelectorAll('[data-testid=question][data-status=validated]')].some((q) => q.textContent.includes('Remote question?'));"),
+    'the remote question',
+  );
   await screenshot(d, 'conveyor-remote-review');
 
   // The daemon goes away: the badge says unreachable, and the page still works.

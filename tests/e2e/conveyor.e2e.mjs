@@ -1,9 +1,10 @@
 // The conveyor pages with the daemon embedded in the app (the default on a fresh machine) and
 // the real `claude` binary against the scripted Anthropic mock: queue a line on a fresh
-// repository through the queue forms, watch it reach awaiting acceptance on the Lines page,
-// answer its question on the Review page, send remarks and see the same session run again
-// (the mock sees the answer and the remarks) and merge again, then accept and check that the
-// branch and worktree are gone. Screenshots of each page go to tests/artifacts/.
+// repository through the queue forms, watch it wait for Anton's answer on the Lines page once
+// the judge has validated its question, answer it on the Review page, watch the answer carried
+// to the line's session and the line reach awaiting acceptance, send remarks and see the same
+// session run again (the mock sees the answer and the remarks) and merge again, then accept and
+// check that the branch and worktree are gone. Screenshots of each page go to tests/artifacts/.
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -15,6 +16,7 @@ import {
   bash,
   embeddedConnected,
   git,
+  judgeVerdict,
   makeRepo,
   queueLine,
   startMock,
@@ -31,6 +33,7 @@ const QUESTION = {
   expensive: false,
 };
 const DECIDED = { kind: 'decided', text: 'notes are plain text', why: 'simplest' };
+const VERDICT_WHY = 'only Anton knows whether notes belong in git';
 
 let app;
 let mock;
@@ -47,7 +50,9 @@ before(async () => {
     '.conveyor.toml': 'regression = "test -f notes.txt"\n',
   });
   mock = await startMock();
-  // Every session plays this script: the line's id and session are made by the app.
+  // Every session plays this script: the line's id and session are made by the app. Step 3 is
+  // the judge's run (a session of its own) after the step that journaled; it validates the
+  // question, so the line waits for the answer, which step 4 carries; step 5 is the remarks.
   await mock.script('*', {
     1: [
       writePlan({
@@ -64,7 +69,9 @@ before(async () => {
       ),
       text('notes written'),
     ],
-    3: [bash("echo 'more notes' >> notes.txt"), text('remarks done')],
+    3: [judgeVerdict([[QUESTION.text, 'validated', VERDICT_WHY]]), text('judged')],
+    4: [text('answer taken: nothing to change')],
+    5: [bash("echo 'more notes' >> notes.txt"), text('remarks done')],
   });
   // The embedded daemon's own config file, beside the app's data (Settings names it).
   const appData = path.join(dirs.data, 'dev.pult.app');
@@ -105,38 +112,34 @@ test('a line queued in the app runs with the embedded daemon, is answered, remar
   await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
   await d.waitFor(`[data-testid=line-detail][data-line-id="${lineId}"]`);
 
-  // Live over the event stream: the line reaches awaiting acceptance with no reload.
-  await d.until(async () => (await detailState(d)) === 'awaiting_acceptance', 'awaiting acceptance', 180000);
-  const steps = await d.script("return [...document.querySelectorAll('[data-testid=step-row]')].map((r) => r.dataset.state);");
-  assert.deepEqual(steps, ['done', 'done']);
-  const detail = await d.text('[data-testid=line-detail]');
-  assert.ok(detail.includes('постановщик') && detail.includes('исполнитель'), detail);
-  const files = await d.until(async () => {
-    const f = await d.script("return [...document.querySelectorAll('[data-testid=diff-file]')].map((e) => e.dataset.path);");
-    return f.length >= 2 ? f.sort() : null;
-  }, 'the branch diff');
-  assert.deepEqual(files, ['notes.rs', 'notes.txt']);
-  // The Rust file's diff is highlighted (highlight.js spans), its text intact.
-  const rust = await d.script(
-    "const f = document.querySelector('[data-testid=diff-file][data-path=\"notes.rs\"]'); return { hl: f.querySelectorAll('[class*=hljs-]').length, text: f.textContent };",
+  // Live over the event stream: the judge validates the question and the line waits for the
+  // answer, with no reload.
+  await d.until(async () => (await detailState(d)) === 'waiting_answer', 'waiting for the answer', 180000);
+  await d.until(
+    async () => (await d.script("return document.querySelector('[data-testid=line-reason-text]')?.dataset.code ?? null;")) === 'waiting_answer',
+    'the reason: waiting for the answer',
   );
-  assert.ok(rust.hl > 0 && rust.text.includes('println!("notes")'), JSON.stringify(rust));
+  const judged = await d.script("return [...document.querySelectorAll('[data-testid=step-row]')].map((r) => r.dataset.state);");
+  assert.deepEqual(judged, ['done', 'done', 'done']);
+  const waiting = await d.text('[data-testid=line-detail]');
+  assert.ok(waiting.includes('постановщик') && waiting.includes('исполнитель') && waiting.includes('судья'), waiting);
   const journal = await d.texts('[data-testid=journal-entry]');
   assert.ok(journal.some((t) => t.includes(QUESTION.text)), journal.join('\n'));
-  await d.waitFor('[data-testid=budget-pool][data-kind=window]');
-  await screenshot(d, 'conveyor-lines');
+  await screenshot(d, 'conveyor-lines-waiting');
 
-  // The morning page: the question with its options on buttons, the decided list collapsed.
+  // The morning page: live (no night configured), the question with the judge's reason and its
+  // options on buttons, the decided list collapsed.
   await d.click('[data-testid=nav-review]');
   const q = await d.until(
     () => d.script("const q = [...document.querySelectorAll('[data-testid=question]')].find((e) => e.textContent.includes(arguments[0])); return q ? q.dataset.questionId : null;", [QUESTION.text]),
     'the question on the Review page',
   );
-  const options = await d.script(
-    "return [...document.querySelectorAll(`[data-testid=question][data-question-id=\"${arguments[0]}\"] [data-testid=option-button]`)].map((b) => b.dataset.option);",
+  const card = await d.script(
+    "const q = document.querySelector(`[data-testid=question][data-question-id=\"${arguments[0]}\"]`); return { status: q.dataset.status, kind: q.dataset.kind, verdict: q.querySelector('[data-testid=question-verdict]')?.textContent ?? null, options: [...q.querySelectorAll('[data-testid=option-button]')].map((b) => b.dataset.option) };",
     [q],
   );
-  assert.deepEqual(options, ['yes', 'no']);
+  assert.deepEqual({ ...card, verdict: card.verdict?.trim() }, { status: 'validated', kind: 'question', verdict: `Судья: ${VERDICT_WHY}`, options: ['yes', 'no'] });
+  assert.equal(await d.script("return document.querySelector('[data-testid=review-freeze]').dataset.state;"), 'live');
   assert.equal(await d.script("return document.querySelector('[data-testid=decided-list]').open;"), false);
   assert.ok((await d.script("return document.querySelector('[data-testid=decided-list]').textContent;")).includes(DECIDED.text));
   await screenshot(d, 'conveyor-review');
@@ -147,21 +150,42 @@ test('a line queued in the app runs with the embedded daemon, is answered, remar
   );
   await screenshot(d, 'conveyor-review-answered');
 
-  // Remarks: the same session runs again, carrying the answer and the remarks, and merges.
-  const before = (await mock.log()).filter((e) => e.kind === 'messages' && !e.side).length;
+  // The answer is carried to the line's session (an `answer` step); the line passes the gate,
+  // merges and waits for acceptance.
   await d.click('[data-testid=nav-lines]');
   await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
+  await d.waitFor(`[data-testid=line-detail][data-line-id="${lineId}"]`);
+  await d.until(async () => (await detailState(d)) === 'awaiting_acceptance', 'awaiting acceptance', 180000);
+  const steps = await d.script("return [...document.querySelectorAll('[data-testid=step-row]')].map((r) => r.dataset.state);");
+  assert.deepEqual(steps, ['done', 'done', 'done', 'done']);
+  const files = await d.until(async () => {
+    const f = await d.script("return [...document.querySelectorAll('[data-testid=diff-file]')].map((e) => e.dataset.path);");
+    return f.length >= 2 ? f.sort() : null;
+  }, 'the branch diff');
+  assert.deepEqual(files, ['notes.rs', 'notes.txt']);
+  // The Rust file's diff is highlighted (highlight.js spans), its text intact.
+  const rust = await d.script(
+    "const f = document.querySelector('[data-testid=diff-file][data-path=\"notes.rs\"]'); return { hl: f.querySelectorAll('[class*=hljs-]').length, text: f.textContent };",
+  );
+  assert.ok(rust.hl > 0 && rust.text.includes('println!("notes")'), JSON.stringify(rust));
+  await d.waitFor('[data-testid=budget-pool][data-kind=window]');
+  await screenshot(d, 'conveyor-lines');
+
+  // Remarks: the same session runs again, carrying the answer and the remarks, and merges.
+  // The judge's requests (a session of its own) are left out.
+  const ofLine = (e) => e.kind === 'messages' && !e.side && e.step_kind !== 'judge';
+  const before = (await mock.log()).filter(ofLine).length;
   await d.waitFor('[data-testid=remarks-text]');
   await d.type('[data-testid=remarks-text]', 'Add a second line to notes.txt');
   await d.click('[data-testid=remarks-send]');
   await d.until(async () => (await detailState(d)) !== 'awaiting_acceptance', 'the line leaves awaiting acceptance');
   await d.until(async () => (await detailState(d)) === 'awaiting_acceptance', 'awaiting acceptance again', 180000);
-  await d.until(async () => (await d.findAll('[data-testid=step-row]')).length === 3, 'the remarks step listed');
-  const log = (await mock.log()).filter((e) => e.kind === 'messages' && !e.side);
+  await d.until(async () => (await d.findAll('[data-testid=step-row]')).length === 5, 'the remarks step listed');
+  const log = (await mock.log()).filter(ofLine);
   const sessions = new Set(log.map((e) => e.session));
   assert.equal(sessions.size, 1, `one session for the whole line: ${[...sessions]}`);
   const remarks = log.slice(before);
-  assert.ok(remarks.length > 0 && remarks.every((e) => e.step === 3), JSON.stringify(remarks.map((e) => e.step)));
+  assert.ok(remarks.length > 0 && remarks.every((e) => e.step === 5), JSON.stringify(remarks.map((e) => e.step)));
   const convo = remarks[0].conversation;
   assert.ok(convo.includes('conveyor step 2 attempt 1'), 'the resumed session carries the earlier steps');
   assert.ok(convo.includes('Add a second line to notes.txt'), 'the remarks reached the session');

@@ -80,6 +80,26 @@ export const bash = (command) => ({ tool: 'Bash', input: { command, description:
 export const text = (t) => ({ text: t });
 export const writePlan = (plan) => bash(`cat > "$CONVEYOR_PLAN" <<'PLAN'\n${JSON.stringify(plan, null, 2)}\nPLAN`);
 
+/**
+ * A judge run's verdict as the mock plays it: a Write of the file the judge's prompt names
+ * (`$CONVEYOR_VERDICT`), with one entry per `[text, verdict, why]`. The daemon makes the entries'
+ * ids, so each is read from the prompt by the start of its entry's text (as the Rust tests'
+ * `judge_verdict` does); characters other than letters, digits and spaces match any character.
+ */
+export function judgeVerdict(calls) {
+  const entries = calls.map(([text, verdict, why = `scripted: ${verdict}`]) => {
+    const loose = text.replace(/[^\p{L}\p{N} ]/gu, '.');
+    return { id: `{{prompt:id: ([0-9a-f-]+)[^a-z]+kind: [a-z]+[^a-z]+text: ${loose}}}`, verdict, why };
+  });
+  return {
+    tool: 'Write',
+    input: {
+      file_path: '{{prompt:verdict with the Write tool to ([^ ]+) }}',
+      content: JSON.stringify({ entries }),
+    },
+  };
+}
+
 /** Whether `file` is readable by its owner only. */
 export function ownerOnly(file) {
   return (fs.statSync(file).mode & 0o777) === 0o600;

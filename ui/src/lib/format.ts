@@ -24,3 +24,14 @@ export function when(iso: string | null): string {
   if (Number.isNaN(d.getTime())) return iso;
   return d.toLocaleString(locale(), { dateStyle: 'short', timeStyle: 'short' });
 }
+
+/** An RFC 3339 time as the clock time and the short day ("08:00", "2 дек."), in the user's
+ * locale and time zone; the text itself as the time when it does not parse. */
+export function clockAndDay(iso: string): { time: string; date: string } {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return { time: iso, date: '' };
+  return {
+    time: d.toLocaleTimeString(locale(), { timeStyle: 'short' }),
+    date: d.toLocaleDateString(locale(), { day: 'numeric', month: 'short' }),
+  };
+}

@@ -3,6 +3,7 @@ import { flush } from '../test/flush';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../test/conveyor-ipc';
 import {
+  decision,
   detail,
   entry,
   line as plainLine,
@@ -12,6 +13,8 @@ import {
   preflightItem,
   project,
   question,
+  reviewOf,
+  reviewProject,
   step,
 } from '../test/fixtures';
 import type { Line, LineDetail, LineDiff } from '../lib/generated/conveyor';
@@ -68,7 +71,7 @@ beforeEach(() => {
   api.projects.mockResolvedValue([project()]);
   api.notify.mockResolvedValue(undefined);
   api.lines.mockResolvedValue([]);
-  api.review.mockResolvedValue({ projects: [] });
+  api.review.mockResolvedValue(reviewOf());
   api.budget.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
   api.preflight.mockResolvedValue(preflight([preflightItem()]));
 });
@@ -290,37 +293,40 @@ describe('Lines page: the preflight banner', () => {
 });
 
 describe('Review page', () => {
-  it('shows questions with options on buttons and sends the one pressed', async () => {
+  afterEach(() => vi.unstubAllEnvs());
+
+  /** The morning page of project p1 with `over` in its block. */
+  const page = (over: Parameters<typeof reviewProject>[0], top: Parameters<typeof reviewOf>[1] = {}) =>
+    reviewOf([reviewProject(over)], top);
+
+  it('shows a question with its kind, the judge\'s reason and options on buttons, and sends the one pressed', async () => {
     const store = new ConveyorStore();
-    api.review.mockResolvedValue({
-      projects: [
-        {
-          project_id: 'p1',
-          name: 'shop',
-          questions: [],
-          unvalidated: [question()],
-          answered: [],
-          decided: [
-            entry({ id: 9, text: 'Kept the old API' }),
-          ],
-        },
-      ],
-    });
+    api.review.mockResolvedValue(
+      page({
+        questions: [question({ kind: 'fork', verdict_why: 'both ports are taken in production' })],
+        decided: [decision({ id: 'journal-9', source: 'agent', text: 'Kept the old API', why: null })],
+      }),
+    );
     api.answer.mockResolvedValue(question({ status: 'answered', answer: '9090' }));
     await store.loadReview();
     render(Review, { store });
     const block = screen.getByTestId('review-project');
     expect(block.dataset.projectId).toBe('p1');
     const q = screen.getByTestId('question');
-    expect(q.dataset.status).toBe('unvalidated');
-    expect(q.textContent).toContain('судья ещё не проверил');
+    expect([q.dataset.status, q.dataset.kind, q.dataset.urgent]).toEqual(['validated', 'fork', 'false']);
+    expect(screen.getByTestId('question-kind').textContent).toBe('развилка');
+    const verdict = screen.getByTestId('question-verdict');
+    expect(verdict.dataset.by).toBe('judge');
+    expect(verdict.textContent).toContain('Судья: both ports are taken in production');
+    expect(screen.getByTestId('review-questions').contains(q)).toBe(true);
+    expect(screen.queryByTestId('review-later')).toBeNull();
     const buttons = screen.getAllByTestId('option-button');
     expect(buttons.map((b) => b.tagName)).toEqual(['BUTTON', 'BUTTON']);
     expect(buttons.map((b) => b.dataset.option)).toEqual(['8080', '9090']);
     expect((screen.getByTestId('decided-list') as HTMLDetailsElement).open).toBe(false);
     expect(screen.getByTestId('decided-entry').textContent).toContain('Kept the old API');
 
-    api.review.mockResolvedValue({ projects: [] });
+    api.review.mockResolvedValue(reviewOf());
     await fireEvent.click(buttons[1]);
     await flush();
     expect(api.answer).toHaveBeenCalledWith('q1', { option: '9090' });
@@ -332,22 +338,19 @@ describe('Review page', () => {
 
   it('shows the questions the daemon knows as answered, after a restart too', async () => {
     const store = new ConveyorStore();
-    api.review.mockResolvedValue({
-      projects: [
-        { project_id: 'p1', name: 'shop', questions: [], unvalidated: [], answered: [question({ status: 'answered', answer: '8080' })], decided: [] },
-      ],
-    });
+    api.review.mockResolvedValue(page({ answered: [question({ status: 'answered', answer: '8080' })] }));
     await store.loadReview();
     render(Review, { store });
     const q = screen.getByTestId('question');
     expect(q.dataset.status).toBe('answered');
+    expect(screen.getByTestId('review-answered').contains(q)).toBe(true);
     expect(q.textContent).toContain('Ответ: 8080');
     expect(screen.queryAllByTestId('option-button')).toHaveLength(0);
   });
 
   it('sends a free-text answer', async () => {
     const store = new ConveyorStore();
-    api.review.mockResolvedValue({ projects: [{ project_id: 'p1', name: 'shop', questions: [question({ status: 'validated' })], unvalidated: [], answered: [], decided: [] }] });
+    api.review.mockResolvedValue(page({ questions: [question()] }));
     api.answer.mockResolvedValue(question({ status: 'answered', answer: 'use 7070' }));
     await store.loadReview();
     render(Review, { store });
@@ -355,6 +358,160 @@ describe('Review page', () => {
     await fireEvent.click(screen.getByTestId('answer-send'));
     await flush();
     expect(api.answer).toHaveBeenCalledWith('q1', { text: 'use 7070' });
+  });
+
+  it('says when the list was frozen, in the user\'s time zone and language, and what the judge still has', async () => {
+    vi.stubEnv('TZ', 'Europe/Moscow');
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue(
+      page({ questions: [question()] }, { frozen_at: '2026-12-02T05:00:00Z', pending_judgement: 3, in_rework: 1 }),
+    );
+    await store.loadReview();
+    render(Review, { store });
+    const freeze = screen.getByTestId('review-freeze');
+    expect(freeze.dataset.state).toBe('frozen');
+    expect(freeze.dataset.frozenAt).toBe('2026-12-02T05:00:00Z');
+    expect(freeze.textContent).toContain('Список заморожен в 08:00 · 2 дек');
+    const pending = screen.getByTestId('review-pending');
+    const rework = screen.getByTestId('review-in-rework');
+    expect([pending.dataset.count, rework.dataset.count]).toEqual(['3', '1']);
+    expect(pending.textContent).toBe('ещё судит судья: 3');
+    expect(rework.textContent).toBe('отправлено на доработку: 1');
+    expect(pending.classList.contains('zero')).toBe(false);
+
+    i18n.lang = 'en';
+    await flush();
+    expect(screen.getByTestId('review-freeze').textContent).toContain('Frozen at 8:00 AM · Dec 2');
+    expect(screen.getByTestId('review-pending').textContent).toBe('still being judged: 3');
+    expect(screen.getByTestId('review-in-rework').textContent).toBe('sent back for rework: 1');
+  });
+
+  it('a live list (the night, or no night configured) says so; zero counts stay, muted', async () => {
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue(reviewOf());
+    await store.loadReview();
+    render(Review, { store });
+    const freeze = screen.getByTestId('review-freeze');
+    expect(freeze.dataset.state).toBe('live');
+    expect(freeze.textContent).toContain('Список живой');
+    const pending = screen.getByTestId('review-pending');
+    expect(pending.dataset.count).toBe('0');
+    expect(pending.classList.contains('zero')).toBe(true);
+    expect(screen.getByText('Вопросов к вам нет.')).toBeTruthy();
+  });
+
+  it('keeps what was validated after the freeze apart, under its own heading, the urgent first and marked', async () => {
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue(
+      page(
+        {
+          questions: [question()],
+          later: [
+            question({ id: 'q2', text: 'Rename the table?', validated_at: '2026-12-02T10:00:00Z' }),
+            question({ id: 'q3', text: 'Drop the old backups?', reversible: false, expensive: true, urgent: true, validated_at: '2026-12-02T11:00:00Z' }),
+          ],
+        },
+        { frozen_at: '2026-12-02T05:00:00Z' },
+      ),
+    );
+    await store.loadReview();
+    render(Review, { store });
+    const ids = (el: HTMLElement) => [...el.querySelectorAll<HTMLElement>('[data-testid=question]')].map((q) => q.dataset.questionId);
+    expect(ids(screen.getByTestId('review-questions'))).toEqual(['q1']);
+    const later = screen.getByTestId('review-later');
+    expect(later.dataset.count).toBe('2');
+    expect(later.querySelector('h4')?.textContent).toBe('Подтверждено после заморозки: 2');
+    expect(ids(later)).toEqual(['q3', 'q2']);
+    const [urgent, plain] = [...later.querySelectorAll<HTMLElement>('[data-testid=question]')];
+    expect(urgent.dataset.urgent).toBe('true');
+    expect(urgent.querySelector('[data-testid=question-urgent]')?.textContent).toBe('срочно');
+    expect(plain.querySelector('[data-testid=question-urgent]')).toBeNull();
+    // Later questions are answered like the others.
+    expect(urgent.querySelectorAll('[data-testid=option-button]')).toHaveLength(2);
+  });
+
+  it('lists what was decided without Anton collapsed; each entry says who decided and, opened, why', async () => {
+    const store = new ConveyorStore();
+    api.lines.mockResolvedValue([plainLine('a', 'running', { title: 'Checkout' })]);
+    api.review.mockResolvedValue(
+      page({
+        decided: [
+          decision(),
+          decision({ id: 'journal-3', source: 'agent', text: 'notes are plain text', why: 'simplest' }),
+          decision({ id: 'q8', source: 'daemon', text: 'Bump the minor version?', why: 'written by day and reversible' }),
+        ],
+      }),
+    );
+    render(Review, { store });
+    await flush();
+    const list = screen.getByTestId('decided-list') as HTMLDetailsElement;
+    expect(list.open).toBe(false);
+    expect(list.dataset.count).toBe('3');
+    expect(screen.getByTestId('decided-summary').textContent).toBe('Решено без вас: 3');
+    const entries = screen.getAllByTestId('decided-entry') as HTMLDetailsElement[];
+    expect(entries.map((e) => [e.dataset.decisionId, e.dataset.source])).toEqual([
+      ['q7', 'judge'],
+      ['journal-3', 'agent'],
+      ['q8', 'daemon'],
+    ]);
+    expect(entries.every((e) => !e.open)).toBe(true);
+    const part = (e: HTMLElement, id: string) => e.querySelector(`[data-testid=${id}]`)?.textContent;
+    expect(part(entries[0], 'decided-text')).toBe('Keep the old API?');
+    expect(entries.map((e) => part(e, 'decided-source'))).toEqual(['решил: судья', 'решил: агент', 'решил: конвейер']);
+    list.open = true;
+    entries[1].open = true;
+    await flush();
+    expect(part(entries[1], 'decided-why')).toBe('Почему: simplest');
+    expect(entries[1].textContent).toContain('Линия: Checkout');
+    // Only a fork or question decided by default can be answered; the agent's own line cannot.
+    expect(entries.map((e) => e.querySelector('[data-testid=decided-answer-anyway]') !== null)).toEqual([true, false, true]);
+
+    i18n.lang = 'en';
+    await flush();
+    expect(screen.getByTestId('decided-summary').textContent).toBe('Decided without you: 3');
+    expect(part(entries[0], 'decided-source')).toBe('decided by the judge');
+  });
+
+  it('a decided entry answered anyway: the answer goes under its id, and it shows answered', async () => {
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue(page({ decided: [decision()] }));
+    api.answer.mockResolvedValue(question({ id: 'q7', text: 'Keep the old API?', status: 'answered', answer: 'no, drop it' }));
+    await store.loadReview();
+    render(Review, { store });
+    const entry = screen.getByTestId('decided-entry') as HTMLDetailsElement;
+    entry.open = true;
+    expect(screen.queryByTestId('decided-answer-text')).toBeNull();
+    await fireEvent.click(screen.getByTestId('decided-answer-anyway'));
+    await flush();
+    const send = screen.getByTestId('decided-answer-send') as HTMLButtonElement;
+    expect(send.disabled).toBe(true);
+    await fireEvent.input(screen.getByTestId('decided-answer-text'), { target: { value: ' no, drop it ' } });
+    api.review.mockResolvedValue(page({ answered: [question({ id: 'q7', text: 'Keep the old API?', status: 'answered', answer: 'no, drop it' })] }));
+    await fireEvent.click(send);
+    await flush();
+    expect(api.answer).toHaveBeenCalledWith('q7', { text: 'no, drop it' });
+    const q = screen.getByTestId('question');
+    expect([q.dataset.questionId, q.dataset.status]).toEqual(['q7', 'answered']);
+    expect(q.textContent).toContain('Ответ: no, drop it');
+    expect(screen.queryAllByTestId('decided-entry')).toHaveLength(0);
+    expect(screen.getByTestId('decided-summary').textContent).toBe('Решено без вас: 0');
+  });
+
+  it('an answer the daemon refuses (still being judged, a duplicate) is worded on its card', async () => {
+    const store = new ConveyorStore();
+    api.review.mockResolvedValue(page({ questions: [question()] }));
+    api.answer.mockRejectedValue(
+      new IpcError('daemon', 'question q1: the question repeats q0: answer that one', null, 'invalid_state'),
+    );
+    await store.loadReview();
+    render(Review, { store });
+    await fireEvent.click(screen.getAllByTestId('option-button')[0]);
+    await flush();
+    const error = screen.getByTestId('answer-error');
+    expect(error.dataset.code).toBe('daemon');
+    expect(error.textContent).toContain('Сейчас это сделать нельзя');
+    expect(error.querySelector('.raw')?.textContent).toContain('answer that one');
+    expect(screen.getByTestId('question').dataset.status).toBe('validated');
   });
 });
 
@@ -366,7 +523,7 @@ describe('Conveyor settings', () => {
     api.connection.mockResolvedValue(view);
     api.connect.mockResolvedValue({ mode: 'remote', url: 'http://srv:8790', state: 'connected', message: null, daemon_version: '0.1.0' });
     api.lines.mockResolvedValue([]);
-    api.review.mockResolvedValue({ projects: [] });
+    api.review.mockResolvedValue(reviewOf());
     api.budget.mockRejectedValue(new IpcError('daemon', 'x', null));
     render(ConveyorSettings, { store });
     await flush();

@@ -1,6 +1,7 @@
 // The conveyor's wire values for tests: one builder per type, with plain defaults, and the
 // fields a test cares about passed in `over`.
 import type {
+  Decision,
   Event,
   JournalEntry,
   Line,
@@ -9,6 +10,8 @@ import type {
   PreflightItem,
   Project,
   Question,
+  Review,
+  ReviewProject,
   Step,
   Tokens,
 } from '../lib/generated/conveyor';
@@ -44,6 +47,7 @@ export const step = (over: Partial<Step> = {}): Step => ({
   title: 'step',
   state: 'done',
   attempts: 1,
+  session_id: null,
   cost_usd: 0,
   tokens: noTokens,
   error: null,
@@ -78,20 +82,60 @@ export const entry = (over: Partial<JournalEntry> = {}): JournalEntry => ({
   ...over,
 });
 
-/** An open question of line `a`, not yet seen by the judge. */
+/** A question of line `a` the judge validated in the night: it waits for Anton's answer. */
 export const question = (over: Partial<Question> = {}): Question => ({
   id: 'q1',
   line_id: 'a',
   project_id: 'p1',
+  kind: 'question',
   text: 'Which port?',
   options: ['8080', '9090'],
   default: '8080',
   why: 'two services want 8080',
   reversible: true,
   expensive: false,
-  status: 'unvalidated',
+  status: 'validated',
+  decided_by: 'judge',
+  verdict_why: null,
+  duplicate_of: null,
+  urgent: false,
+  reworks: 0,
   answer: null,
   created_at: '2026-11-29T21:00:00Z',
+  validated_at: '2026-11-29T21:05:00Z',
+  answered_at: null,
+  ...over,
+});
+
+/** A fork of line `a` the judge decided by default (an answerable question id). */
+export const decision = (over: Partial<Decision> = {}): Decision => ({
+  id: 'q7',
+  project_id: 'p1',
+  line_id: 'a',
+  source: 'judge',
+  text: 'Keep the old API?',
+  why: 'nothing depends on the new one yet',
+  created_at: '2026-11-29T22:00:00Z',
+  ...over,
+});
+
+/** Project `p1`'s block on the morning page, with nothing in it. */
+export const reviewProject = (over: Partial<ReviewProject> = {}): ReviewProject => ({
+  project_id: 'p1',
+  name: 'shop',
+  questions: [],
+  later: [],
+  answered: [],
+  decided: [],
+  ...over,
+});
+
+/** The morning page of `projects`: live (not frozen), nothing judged or sent back. */
+export const reviewOf = (projects: ReviewProject[] = [], over: Partial<Review> = {}): Review => ({
+  frozen_at: null,
+  pending_judgement: 0,
+  in_rework: 0,
+  projects,
   ...over,
 });
 

@@ -7,6 +7,7 @@ import { conveyor as api, IpcError, type ConnectRequest, type ConnectionStatus, 
 import type {
   Answer,
   Budget,
+  Decision,
   Event,
   Line,
   LineDetail,
@@ -88,6 +89,12 @@ export function asIpcError(e: unknown): IpcError {
 export const lineKey = (id: string) => `line:${id}`;
 /** The error key of an answer to a question. */
 export const questionKey = (id: string) => `question:${id}`;
+
+/** Whether a decided entry is a fork or question Anton may still answer (overriding the
+ * default), not an agent's own `decided` journal line, which asks nothing. `Decision` does not
+ * say which it is; the daemon gives journal lines the id `journal-<n>` and a question its own
+ * id, the one `/api/questions/{id}/answer` takes. */
+export const overridable = (d: Decision): boolean => !d.id.startsWith('journal-');
 
 export class ConveyorStore {
   status = $state<ConnectionStatus | null>(null);

@@ -1,13 +1,25 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../../test/conveyor-ipc';
-import { detail, ev, line, notLoggedIn, preflight, preflightItem, project, question } from '../../test/fixtures';
+import {
+  decision,
+  detail,
+  ev,
+  line,
+  notLoggedIn,
+  preflight,
+  preflightItem,
+  project,
+  question,
+  reviewOf,
+  reviewProject,
+} from '../../test/fixtures';
 import type { ConnectionStatus } from '../ipc';
 import type { Line, Review } from '../generated/conveyor';
 
 vi.mock('../ipc', async (orig) => (await import('../../test/conveyor-ipc')).mockIpc(await orig()));
 const api = conveyorMock(await import('../ipc'));
 
-const { ConveyorStore, groupLines, lineKey, questionKey } = await import('./conveyor.svelte');
+const { ConveyorStore, groupLines, lineKey, overridable, questionKey } = await import('./conveyor.svelte');
 const { IpcError } = await import('../ipc');
 const { i18n } = await import('../i18n/index.svelte');
 
@@ -19,9 +31,7 @@ const connected: ConnectionStatus = {
   daemon_version: '0.1.0',
 };
 
-const review: Review = {
-  projects: [{ project_id: 'p1', name: 'shop', questions: [], unvalidated: [question()], answered: [], decided: [] }],
-};
+const review: Review = reviewOf([reviewProject({ questions: [question()] })], { pending_judgement: 2 });
 
 describe('groupLines', () => {
   it('puts what needs Anton first, then running, queued, and the finished last', () => {
@@ -39,6 +49,15 @@ describe('groupLines', () => {
       ['queued', ['q-high', 'q-low']],
       ['done', ['done']],
     ]);
+  });
+});
+
+describe('overridable', () => {
+  it('a fork or question decided by default may be answered; an agent\'s own decision may not', () => {
+    expect(overridable(decision())).toBe(true);
+    expect(overridable(decision({ source: 'daemon' }))).toBe(true);
+    expect(overridable(decision({ id: 'journal-4', source: 'agent' }))).toBe(false);
+    expect(overridable(decision({ id: 'journal-5', source: 'daemon', text: 'conveyor: level raised' }))).toBe(false);
   });
 });
 
@@ -65,7 +84,8 @@ describe('ConveyorStore', () => {
     await vi.waitFor(() => expect(s.lines).toHaveLength(1));
     expect(s.connected).toBe(true);
     expect(s.projects[0].name).toBe('shop');
-    expect(s.review?.projects[0].unvalidated[0].id).toBe('q1');
+    expect(s.review?.projects[0].questions[0].id).toBe('q1');
+    expect(s.review?.pending_judgement).toBe(2);
     expect(s.budget).not.toBeNull();
     expect(s.preflight?.items[0].code).toBe('git');
     s.stop();
@@ -200,7 +220,7 @@ describe('ConveyorStore', () => {
     const s = new ConveyorStore();
     await s.loadReview();
     api.answer.mockResolvedValue(question({ status: 'answered', answer: '9090' }));
-    api.review.mockResolvedValue({ projects: [] });
+    api.review.mockResolvedValue(reviewOf());
     expect(await s.answer('q1', { option: '9090' })).toBe(true);
     expect(api.answer).toHaveBeenCalledWith('q1', { option: '9090' });
     expect(s.review?.projects).toEqual([]);
