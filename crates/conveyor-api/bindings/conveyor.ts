@@ -171,7 +171,16 @@ reworks: number, answer: string | null, created_at: string,
  */
 validated_at: string | null, answered_at: string | null, };
 
-export type Decision = { id: string, project_id: string, line_id: string, source: DecisionSource, text: string, why: string | null, created_at: string, };
+export type Decision = { id: string, project_id: string, line_id: string, source: DecisionSource, text: string, why: string | null, 
+/**
+ * The fork or question it decided, which Anton may still answer; none for an
+ * agent's own `decided` entry.
+ */
+question_id: string | null, 
+/**
+ * The question's options and the default that stands (empty and none otherwise).
+ */
+options: Array<string>, default: string | null, created_at: string, };
 
 export type AnswerOption = { option: string, };
 

@@ -329,12 +329,16 @@ impl Shared {
         );
     }
 
-    /// Tells the subscribers that the line's questions moved (judged, sent back, answered).
-    pub(crate) fn announce_questions(&self, line_id: &str) {
+    /// Tells the subscribers that the line's questions moved (sorted, judged, sent back,
+    /// answered). `validated` of them now need Anton: only such an event carries the state
+    /// `validated` (what the app notifies about); the others carry none.
+    pub(crate) fn announce_questions(&self, line_id: &str, validated: usize) {
         self.events.emit(
             EventKind::Question,
             EventBody {
                 line_id: Some(line_id.into()),
+                state: (validated > 0).then(|| conveyor_api::QuestionStatus::Validated.into()),
+                detail: (validated > 0).then(|| format!("{validated} validated")),
                 ..EventBody::default()
             },
         );

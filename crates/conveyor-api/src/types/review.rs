@@ -120,6 +120,12 @@ wire! {
         pub source: DecisionSource,
         pub text: String,
         pub why: Option<String>,
+        /// The fork or question it decided, which Anton may still answer; none for an
+        /// agent's own `decided` entry.
+        pub question_id: Option<String>,
+        /// The question's options and the default that stands (empty and none otherwise).
+        pub options: Vec<String>,
+        pub default: Option<String>,
         pub created_at: String,
     }
 }

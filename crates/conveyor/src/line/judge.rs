@@ -8,12 +8,11 @@
 use std::path::{Path, PathBuf};
 
 use conveyor_api::{
-    DecisionSource, EventKind, Level, LineState, QuestionStatus, ReasonCode, StepKind, StepState,
+    DecisionSource, Level, LineState, QuestionStatus, ReasonCode, StepKind, StepState,
 };
 use tokio_util::sync::CancellationToken;
 
 use crate::claude::{Invocation, Verdict as RunVerdict};
-use crate::events::EventBody;
 use crate::judge::reads::Reads;
 use crate::judge::rules::{self, Sorted};
 use crate::judge::verdict::{self, Call};
@@ -271,7 +270,7 @@ pub(super) async fn run_judge(
         return Ok(());
     }
     let entries = sort(sh, line).await?;
-    sh.announce_questions(&line.id);
+    sh.announce_questions(&line.id, 0);
     if entries.is_empty() {
         // The rules settled everything: no run.
         store::steps::set_state(
@@ -539,6 +538,7 @@ async fn apply(
     let by_day = rules::by_day(sh.cfg.night().as_ref(), now);
     let mut tx = sh.store.begin().await?;
     let mut rework = Vec::new();
+    let mut validated = 0;
     for e in &v.entries {
         let Some(q) = entries.iter().find(|q| q.id == e.id) else {
             continue;
@@ -572,6 +572,7 @@ async fn apply(
                 e.why.clone(),
             ),
         };
+        validated += usize::from(status == QuestionStatus::Validated);
         let urgent = status == QuestionStatus::Validated
             && by_day
             && rules::grave(
@@ -608,7 +609,7 @@ async fn apply(
     tx.commit().await?;
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Done, None)
         .await?;
-    sh.announce_questions(&line.id);
+    sh.announce_questions(&line.id, validated);
     Ok(())
 }
 
@@ -673,7 +674,7 @@ async fn judge_failed(
     tx.commit().await?;
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(&why))
         .await?;
-    sh.announce_questions(&line.id);
+    sh.announce_questions(&line.id, entries.len());
     Ok(())
 }
 
@@ -710,16 +711,7 @@ pub(crate) async fn wait(
     (code, why): (ReasonCode, String),
 ) -> Result<()> {
     sh.set_line_state(line_id, LineState::WaitingAnswer, Some((code, &why)), None)
-        .await?;
-    sh.events.emit(
-        EventKind::Question,
-        EventBody {
-            line_id: Some(line_id.into()),
-            detail: Some(why),
-            ..EventBody::default()
-        },
-    );
-    Ok(())
+        .await
 }
 
 /// Why an answer cannot be taken.
@@ -819,7 +811,7 @@ pub(crate) async fn answer(
         sh.announce(t);
     }
     for one in &all {
-        sh.announce_questions(&one.line_id);
+        sh.announce_questions(&one.line_id, 0);
     }
     sh.wake.notify_one();
     Ok(Ok(()))
@@ -902,7 +894,8 @@ pub(crate) async fn needs_anton(
     }
     tx.commit().await?;
     sh.announce(t);
-    sh.announce_questions(line_id);
+    // The line's `needs_human` already tells Anton; its question is not news of its own.
+    sh.announce_questions(line_id, 0);
     Ok(())
 }
 

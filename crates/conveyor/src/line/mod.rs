@@ -141,7 +141,7 @@ pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
 pub async fn judge_by_rules(sh: &Shared, line_id: &str) -> Result<()> {
     if let Some(line) = store::lines::get(&mut *sh.store.conn().await?, line_id).await? {
         judge::sort(sh, &line).await?;
-        sh.announce_questions(line_id);
+        sh.announce_questions(line_id, 0);
     }
     Ok(())
 }
@@ -232,7 +232,7 @@ async fn advance_once(
         }
         Action::Sort => {
             judge::sort(sh, &line).await?;
-            sh.announce_questions(&line.id);
+            sh.announce_questions(&line.id, 0);
         }
         Action::Wait(code, why) => judge::wait(sh, line_id, (code, why)).await?,
         Action::Gate => gate(sh, &line, cancel).await?,
@@ -322,6 +322,7 @@ pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -
                 EventKind::Question,
                 EventBody {
                     line_id: Some(line_id.into()),
+                    state: Some(conveyor_api::QuestionStatus::Unvalidated.into()),
                     detail: Some(format!("{} new questions", got.questions)),
                     ..EventBody::default()
                 },

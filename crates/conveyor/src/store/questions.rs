@@ -385,12 +385,14 @@ pub async fn decisions(
         "SELECT * FROM (
             SELECT 'journal-' || j.id AS id, l.project_id, j.line_id,
                 CASE WHEN j.text LIKE 'conveyor: %' THEN 'daemon' ELSE 'agent' END AS source,
-                j.text, j.why, j.created_at
+                j.text, j.why, NULL AS question_id, '[]' AS options, NULL AS default_opt,
+                j.created_at
             FROM journal j JOIN lines l ON l.id = j.line_id
             WHERE j.kind = 'decided' {project} {open}
           UNION ALL
             SELECT q.id, l.project_id, q.line_id, COALESCE(q.decided_by, 'agent') AS source,
-                j.text, COALESCE(q.verdict_why, j.why) AS why, q.created_at
+                j.text, COALESCE(q.verdict_why, j.why) AS why, q.id AS question_id, j.options,
+                j.default_opt, q.created_at
             FROM questions q JOIN journal j ON j.id = q.journal_id JOIN lines l ON l.id = q.line_id
             WHERE q.status = 'decided' {project} {open}
         ) ORDER BY created_at DESC, id LIMIT ?2"
@@ -408,6 +410,10 @@ pub async fn decisions(
                 source: column(r, "source")?,
                 text: r.try_get::<Option<String>, _>("text")?.unwrap_or_default(),
                 why: r.try_get("why")?,
+                question_id: r.try_get("question_id")?,
+                options: serde_json::from_str(&r.try_get::<String, _>("options")?)
+                    .unwrap_or_default(),
+                default: r.try_get("default_opt")?,
                 created_at: rfc3339(r.try_get("created_at")?),
             })
         })
