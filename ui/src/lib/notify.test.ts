@@ -16,19 +16,22 @@ describe('noticeFor', () => {
     });
   });
 
-  it('a line that needs Anton or waits for his answer is news; the reason is told', () => {
+  it('a line that needs Anton is news; the reason is told', () => {
     i18n.lang = 'en';
     expect(noticeFor(ev({ state: 'needs_human', detail: 'gate failed 3 times' }), running)).toEqual({
       title: 'A line needs a human',
       body: '"Кнопка входа": gate failed 3 times',
     });
-    expect(noticeFor(ev({ state: 'waiting_answer' }), running)?.title).toBe('A line waits for an answer');
+    // Waiting for an answer (or for the judge) is not news of its own: a validated question is.
+    expect(noticeFor(ev({ state: 'waiting_answer', detail: 'waiting for the judge' }), running)).toBeNull();
   });
 
-  it('a new question is news; an answered one is not', () => {
-    expect(noticeFor(ev({ kind: 'question', detail: '2 new questions' }), running)?.body).toBe(
+  it('a question the judge validated is news; a raw, sorted or answered one is not', () => {
+    expect(noticeFor(ev({ kind: 'question', state: 'validated', detail: '1 validated' }), running)?.body).toBe(
       'Новый вопрос в линии «Кнопка входа»',
     );
+    expect(noticeFor(ev({ kind: 'question', state: 'unvalidated', detail: '2 new questions' }), running)).toBeNull();
+    expect(noticeFor(ev({ kind: 'question', state: null }), running)).toBeNull();
     expect(noticeFor(ev({ kind: 'question', state: 'answered' }), running)).toBeNull();
   });
 

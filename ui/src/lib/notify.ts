@@ -1,7 +1,9 @@
 // When the app shows an OS notification for a conveyor event: only when a line needs Anton
-// (a new open question, a line going `needs_human` or `waiting_answer`) or is ready to accept
-// (`awaiting_acceptance`). Everything else stays on the pages. Pure: the store passes in what
-// it knows about the line and calls `conveyor.notify` with the result.
+// (a question the judge validated, a line going `needs_human`) or is ready to accept
+// (`awaiting_acceptance`). A raw question the judge has yet to look at is not news (most are
+// decided or sent back), nor is `waiting_answer` (its question was news when validated).
+// Everything else stays on the pages. Pure: the store passes in what it knows about the line
+// and calls `conveyor.notify` with the result.
 import type { Notice } from './ipc';
 import type { Event, LineState } from './generated/conveyor';
 import { t } from './i18n/index.svelte';
@@ -19,8 +21,9 @@ export interface LineKnown {
 export function noticeFor(event: Event, line: LineKnown | undefined): Notice | null {
   const title = line?.title ?? event.line_id ?? '';
   if (event.kind === 'question') {
-    // New questions come with no state; an answer comes with state "answered".
-    if (event.state !== null) return null;
+    // The daemon says `validated` when the judge (or the daemon) put questions on the list;
+    // new raw ones come as `unvalidated`, the rest of its question events with no state.
+    if (event.state !== 'validated') return null;
     return { title: t('notify.question.title'), body: t('notify.question.body', { title }) };
   }
   if (event.kind !== 'line' || event.state === null) return null;
@@ -28,11 +31,6 @@ export function noticeFor(event: Event, line: LineKnown | undefined): Notice | n
   switch (event.state) {
     case 'awaiting_acceptance':
       return { title: t('notify.ready.title'), body: t('notify.ready.body', { title }) };
-    case 'waiting_answer':
-      return {
-        title: t('notify.waiting_answer.title'),
-        body: t('notify.waiting_answer.body', { title }),
-      };
     case 'needs_human':
       return {
         title: t('notify.needs_human.title'),

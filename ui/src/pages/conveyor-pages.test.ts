@@ -437,8 +437,8 @@ describe('Review page', () => {
       page({
         decided: [
           decision(),
-          decision({ id: 'journal-3', source: 'agent', text: 'notes are plain text', why: 'simplest' }),
-          decision({ id: 'q8', source: 'daemon', text: 'Bump the minor version?', why: 'written by day and reversible' }),
+          decision({ id: 'journal-3', source: 'agent', text: 'notes are plain text', why: 'simplest', question_id: null, options: [], default: null }),
+          decision({ id: 'q8', question_id: 'q8', source: 'daemon', text: 'Bump the minor version?', why: 'written by day and reversible' }),
         ],
       }),
     );
@@ -483,6 +483,12 @@ describe('Review page', () => {
     expect(screen.queryByTestId('decided-answer-text')).toBeNull();
     await fireEvent.click(screen.getByTestId('decided-answer-anyway'));
     await flush();
+    // Its options are buttons too, the default marked.
+    const options = screen.getAllByTestId('decided-option');
+    expect(options.map((b) => [b.dataset.option, b.classList.contains('default')])).toEqual([
+      ['keep', true],
+      ['drop', false],
+    ]);
     const send = screen.getByTestId('decided-answer-send') as HTMLButtonElement;
     expect(send.disabled).toBe(true);
     await fireEvent.input(screen.getByTestId('decided-answer-text'), { target: { value: ' no, drop it ' } });

@@ -55,10 +55,11 @@ export const step = (over: Partial<Step> = {}): Step => ({
   ...over,
 });
 
-/** The line as `GET /api/lines/{id}` gives it: no journal, nothing spent. */
+/** The line as `GET /api/lines/{id}` gives it: no journal, no questions, nothing spent. */
 export const detail = (l: Line, over: Partial<LineDetail> = {}): LineDetail => ({
   ...l,
   journal: [],
+  questions: [],
   budget: { cost_usd: 0, runs: 0, tokens: noTokens },
   ...over,
 });
@@ -115,6 +116,9 @@ export const decision = (over: Partial<Decision> = {}): Decision => ({
   source: 'judge',
   text: 'Keep the old API?',
   why: 'nothing depends on the new one yet',
+  question_id: 'q7',
+  options: ['keep', 'drop'],
+  default: 'keep',
   created_at: '2026-11-29T22:00:00Z',
   ...over,
 });

@@ -290,8 +290,6 @@ const ru = {
 
   'notify.question.title': 'Нужен ваш ответ',
   'notify.question.body': 'Новый вопрос в линии «{title}»',
-  'notify.waiting_answer.title': 'Линия ждёт ответа',
-  'notify.waiting_answer.body': '«{title}» ждёт вашего ответа на странице «Разбор»',
   'notify.needs_human.title': 'Линии нужен человек',
   'notify.needs_human.body': '«{title}»: {reason}',
   'notify.ready.title': 'Можно принимать',
@@ -337,6 +335,7 @@ const ru = {
   'preflight.code.agent_binary': 'Программа агента (claude)',
   'preflight.code.agent_login': 'Вход агента в аккаунт',
   'preflight.code.root_guard': 'Агент от имени root',
+  'preflight.code.judge_hooks': 'Хуки судьи (conveyord)',
   'preflight.code.git': 'Программа git',
   'preflight.code.git_identity': 'Автор коммитов git',
   'preflight.code.data_dir': 'Папка данных демона',
@@ -652,8 +651,6 @@ const en: Record<MessageKey, string> = {
 
   'notify.question.title': 'Your answer is needed',
   'notify.question.body': 'A new question in the line "{title}"',
-  'notify.waiting_answer.title': 'A line waits for an answer',
-  'notify.waiting_answer.body': '"{title}" waits for your answer on the Review page',
   'notify.needs_human.title': 'A line needs a human',
   'notify.needs_human.body': '"{title}": {reason}',
   'notify.ready.title': 'Ready to accept',
@@ -699,6 +696,7 @@ const en: Record<MessageKey, string> = {
   'preflight.code.agent_binary': 'Agent program (claude)',
   'preflight.code.agent_login': 'Agent login',
   'preflight.code.root_guard': 'Agent as root',
+  'preflight.code.judge_hooks': "The judge's hooks (conveyord)",
   'preflight.code.git': 'git program',
   'preflight.code.git_identity': 'git commit identity',
   'preflight.code.data_dir': "The daemon's data folder",

@@ -91,10 +91,9 @@ export const lineKey = (id: string) => `line:${id}`;
 export const questionKey = (id: string) => `question:${id}`;
 
 /** Whether a decided entry is a fork or question Anton may still answer (overriding the
- * default), not an agent's own `decided` journal line, which asks nothing. `Decision` does not
- * say which it is; the daemon gives journal lines the id `journal-<n>` and a question its own
- * id, the one `/api/questions/{id}/answer` takes. */
-export const overridable = (d: Decision): boolean => !d.id.startsWith('journal-');
+ * default), not an agent's own `decided` journal line, which asks nothing: the daemon names
+ * the question (`question_id`, the id `/api/questions/{id}/answer` takes). */
+export const overridable = (d: Decision): boolean => d.question_id !== null;
 
 export class ConveyorStore {
   status = $state<ConnectionStatus | null>(null);

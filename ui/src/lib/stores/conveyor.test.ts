@@ -56,8 +56,8 @@ describe('overridable', () => {
   it('a fork or question decided by default may be answered; an agent\'s own decision may not', () => {
     expect(overridable(decision())).toBe(true);
     expect(overridable(decision({ source: 'daemon' }))).toBe(true);
-    expect(overridable(decision({ id: 'journal-4', source: 'agent' }))).toBe(false);
-    expect(overridable(decision({ id: 'journal-5', source: 'daemon', text: 'conveyor: level raised' }))).toBe(false);
+    expect(overridable(decision({ id: 'journal-4', source: 'agent', question_id: null, options: [], default: null }))).toBe(false);
+    expect(overridable(decision({ id: 'journal-5', source: 'daemon', text: 'conveyor: level raised', question_id: null }))).toBe(false);
   });
 });
 
