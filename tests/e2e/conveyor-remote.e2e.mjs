@@ -2,7 +2,10 @@
 // token: the remote path. A wrong token is refused and said as such, the right one connects
 // and is kept in a file only the user can read (no keyring under Xvfb), a line queued in the
 // app lands on the remote daemon and runs there until it waits for the answer to the question
-// the judge validated, and a daemon that goes away shows as unreachable.
+// the judge validated; the daemon restarts with a night that has just ended, so the morning
+// list is frozen with that question on it and the fork the judge decided in the expanded
+// decided list; an answer by button resumes the line, which merges; and a daemon that goes
+// away shows as unreachable.
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -18,6 +21,40 @@ let daemon;
 let dirs;
 let repo;
 let url;
+let server;
+let config;
+
+/** Starts `conveyord serve` with the test's config and `extra` keys; waits for its health. */
+async function serve(extra) {
+  fs.writeFileSync(
+    path.join(server, 'conveyor.toml'),
+    config + extra + agentEnvToml(mock, path.join(server, 'agent-home')),
+  );
+  daemon = spawn(CONVEYORD, ['serve', '--config', path.join(server, 'conveyor.toml')], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, RUST_LOG: 'warn' },
+  });
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    try {
+      if ((await fetch(`${url}/api/health`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    if (daemon.exitCode !== null) throw new Error(`conveyord exited with ${daemon.exitCode}`);
+    if (Date.now() > deadline) throw new Error('conveyord did not answer /api/health');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Stops the daemon (SIGTERM) and waits for it to exit. */
+async function stopDaemon() {
+  daemon.kill('SIGTERM');
+  await new Promise((r) => (daemon.exitCode !== null ? r() : daemon.once('exit', r)));
+}
+
+/** `HH:MM:SS` of `ms` in UTC. */
+const hms = (ms) => new Date(ms).toISOString().slice(11, 19);
 
 async function api(p, init = {}) {
   const r = await fetch(`${url}${p}`, { ...init, headers: { authorization: `Bearer ${TOKEN}`, ...(init.headers ?? {}) } });
@@ -36,40 +73,33 @@ before(async () => {
     2: [
       bash(
         'echo todo > TODO && ' +
-          `echo '${JSON.stringify({ kind: 'question', text: 'Remote question?', options: ['a', 'b'], default: 'a' })}' >> "$CONVEYOR_JOURNAL"`,
+          `echo '${JSON.stringify({ kind: 'question', text: 'Remote question?', options: ['a', 'b'], default: 'a' })}' >> "$CONVEYOR_JOURNAL" && ` +
+          `echo '${JSON.stringify({ kind: 'fork', text: 'Name the file TODO or todo', options: ['TODO', 'todo'], default: 'TODO' })}' >> "$CONVEYOR_JOURNAL"`,
       ),
       text('done'),
     ],
-    // The judge's run (a session of its own): the question goes to Anton.
-    3: [judgeVerdict([['Remote question?', 'validated']]), text('judged')],
+    // The judge's run (a session of its own): the question goes to Anton, the fork's default
+    // stands.
+    3: [
+      judgeVerdict([
+        ['Remote question?', 'validated'],
+        ['Name the file TODO or todo', 'decided', 'the name changes nothing'],
+      ]),
+      text('judged'),
+    ],
+    // Anton's answer, in the line's session.
+    4: [bash('echo "answer: b" >> TODO'), text('answered')],
   });
   // The daemon, as on a server: its own config, data folder, token file and port.
-  const server = path.join(dirs.home, 'server');
+  server = path.join(dirs.home, 'server');
   fs.mkdirSync(path.join(server, 'agent-home'), { recursive: true });
   fs.writeFileSync(path.join(server, 'token'), `${TOKEN}\n`, { mode: 0o600 });
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
-  fs.writeFileSync(
-    path.join(server, 'conveyor.toml'),
+  config =
     `listen = "127.0.0.1:${port}"\ndata_dir = "data"\ntoken_file = "token"\nclaude_bin = ${JSON.stringify(CLAUDE)}\n` +
-      `tick_ms = 100\nagent_env_inherit = false\n` +
-      agentEnvToml(mock, path.join(server, 'agent-home')),
-  );
-  daemon = spawn(CONVEYORD, ['serve', '--config', path.join(server, 'conveyor.toml')], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-    env: { ...process.env, RUST_LOG: 'warn' },
-  });
-  const deadline = Date.now() + 30000;
-  for (;;) {
-    try {
-      if ((await fetch(`${url}/api/health`)).ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (daemon.exitCode !== null) throw new Error(`conveyord exited with ${daemon.exitCode}`);
-    if (Date.now() > deadline) throw new Error('conveyord did not answer /api/health');
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    `tick_ms = 100\nagent_env_inherit = false\n`;
+  await serve('');
   app = await launch({
     env: { HOME: dirs.home, XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, PULT_NO_KEYRING: '1' },
   });
@@ -152,11 +182,66 @@ test('the pages over a remote daemon: a wrong token, the right one, a line run t
     () => d.script("return [...document.querySelectorAll('[data-testid=question][data-status=validated]')].some((q) => q.textContent.includes('Remote question?'));"),
     'the remote question',
   );
+  assert.equal(await d.script("return document.querySelector('[data-testid=review-freeze]').dataset.state;"), 'live');
   await screenshot(d, 'conveyor-remote-review');
 
+  // Morning: the daemon restarts with a night that ended just after the question was
+  // validated. The list is frozen with the question on it.
+  const [asked] = (await api(`/api/lines/${lineId}`)).questions.filter((q) => q.kind === 'question');
+  const end = Math.floor(Date.parse(asked.validated_at) / 1000) * 1000 + 1000;
+  await stopDaemon();
+  await d.until(async () => (await badge(d)) === 'unreachable', 'unreachable while the daemon restarts');
+  // The night must be over when the daemon starts (seconds are the finest a night is given in).
+  await d.until(async () => Date.now() > end + 100 || null, 'the end of the night', 5000);
+  await serve(`night = "${hms(end - 2 * 3600 * 1000)}-${hms(end)}"\ntimezone = "UTC"\n`);
+  await d.until(async () => (await badge(d)) === 'connected', 'connected again');
+  await d.click('[data-testid=nav-lines]');
+  await d.click('[data-testid=nav-review]');
+  const frozen = await d.until(
+    () => d.script("const f = document.querySelector('[data-testid=review-freeze]'); return f?.dataset.state === 'frozen' ? f.dataset.frozenAt : null;"),
+    'the frozen list',
+  );
+  assert.equal(Date.parse(frozen), end);
+  const q = await d.until(
+    () => d.script("const q = document.querySelector('[data-testid=review-questions] [data-testid=question][data-status=validated]'); return q ? q.dataset.questionId : null;"),
+    'the question on the frozen list',
+  );
+  assert.equal(q, asked.id);
+  // The decided list, collapsed, then expanded by clicks: the fork, who decided it and why.
+  assert.equal(await d.script("return document.querySelector('[data-testid=decided-list]').open;"), false);
+  await d.click('[data-testid=decided-summary]');
+  await d.click('[data-testid=decided-entry] summary');
+  const decided = await d.until(
+    () =>
+      d.script(
+        "const e = [...document.querySelectorAll('[data-testid=decided-entry]')].find((x) => x.textContent.includes('Name the file')); " +
+          "const why = e?.querySelector('[data-testid=decided-why]'); " +
+          'return e && e.open && why && why.getClientRects().length > 0 ? e.textContent : null;',
+      ),
+    'the decided fork open, with its why shown',
+  );
+  assert.ok(decided.includes('судья') && decided.includes('the name changes nothing'), decided);
+  await screenshot(d, 'conveyor-remote-review-frozen');
+
+  // An answer by button resumes the line in its session: it merges and awaits acceptance.
+  await d.click(`[data-testid=question][data-question-id="${q}"] [data-testid=option-button][data-option="b"]`);
+  await d.until(
+    async () => (await api(`/api/lines/${lineId}`)).state === 'awaiting_acceptance' || null,
+    'the line resumed by the answer to merge',
+    180000,
+  );
+  const line = await api(`/api/lines/${lineId}`);
+  assert.deepEqual(line.steps.map((s) => s.kind), ['planner', 'executor', 'judge', 'answer']);
+  const session = (await mock.log()).filter((e) => e.kind === 'messages' && e.session === line.session_id && e.step === 4);
+  assert.ok(session.length > 0 && session[0].conversation.includes('A: b'), JSON.stringify(session[0] ?? null).slice(0, 400));
+  await d.until(
+    () => d.script("return document.querySelector(`[data-testid=question][data-question-id=\"${arguments[0]}\"]`)?.dataset.status === 'answered';", [q]),
+    'the question shown answered',
+  );
+  await screenshot(d, 'conveyor-remote-review-answered');
+
   // The daemon goes away: the badge says unreachable, and the page still works.
-  daemon.kill('SIGTERM');
-  await new Promise((r) => (daemon.exitCode !== null ? r() : daemon.once('exit', r)));
+  await stopDaemon();
   await d.until(async () => (await badge(d)) === 'unreachable', 'unreachable after the daemon stopped');
   await d.click('[data-testid=nav-lines]');
   await d.waitFor('[data-testid=line-row]');
