@@ -37,7 +37,7 @@ checked_at: string, items: Array<PreflightItem>, };
 
 export type ApiErrorBody = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "internal";
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 
@@ -165,7 +165,11 @@ urgent: boolean,
 /**
  * How many times it was sent back to the line's session.
  */
-reworks: number, answer: string | null, created_at: string, 
+reworks: number, answer: string | null, 
+/**
+ * The answer can still be changed or taken back: its `answer` step has not started.
+ */
+changeable: boolean, created_at: string, 
 /**
  * When the judge (or the daemon) validated it; what decides `questions` or `later`.
  */
@@ -201,7 +205,35 @@ pending_judgement: number,
 /**
  * Forks and questions sent back to their line's session, over all projects.
  */
-in_rework: number, projects: Array<ReviewProject>, };
+in_rework: number, 
+/**
+ * Last night at a glance.
+ */
+night: NightGlance, projects: Array<ReviewProject>, };
+
+export type NightGlance = { 
+/**
+ * When the night began (the last one, or the one going on); 24 hours ago when no
+ * `night` is configured.
+ */
+since: string, 
+/**
+ * Lines by where they stand now (`running`: every state the daemon moves on by itself).
+ */
+awaiting_acceptance: number, running: number, waiting_answer: number, needs_human: number, rolled_back: number, 
+/**
+ * Spent by the runs that ended since `since` (USD as the CLI reports it).
+ */
+cost_usd: number, 
+/**
+ * The rolling window's threshold the budget plans against; none without a window pool.
+ */
+window_threshold_usd: number | null, 
+/**
+ * Forks and questions written since `since` that the judge (or the daemon's rules) sent
+ * back to their session, or found to repeat an open question.
+ */
+sent_back: number, duplicates: number, };
 
 export type ReviewProject = { project_id: string, name: string, 
 /**

@@ -315,6 +315,19 @@ impl Client {
         self.post(&format!("/api/questions/{id}/answer"), a).await
     }
 
+    /// `DELETE /api/questions/{id}/answer`: takes the answer back while its `answer` step has
+    /// not started (409 `answer_started` after); the question is as before the answer.
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn take_back(&self, id: &str) -> Result<Question, ClientError> {
+        self.send(self.req(
+            reqwest::Method::DELETE,
+            &format!("/api/questions/{id}/answer"),
+        ))
+        .await
+    }
+
     /// `GET /api/budget`.
     ///
     /// # Errors

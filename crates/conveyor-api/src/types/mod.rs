@@ -106,6 +106,9 @@ named! {
         UnknownProject = "unknown_project",
         /// 422: the answer's `option` is not one of the question's options.
         NotAnOption = "not_an_option",
+        /// 409: the `answer` step carrying the answer has started: it can no longer be changed
+        /// or taken back.
+        AnswerStarted = "answer_started",
         /// 500: the daemon failed; the details are in its log, never in the answer.
         Internal = "internal",
     }
@@ -514,6 +517,7 @@ pub(crate) fn typescript() -> String {
         AnswerText::decl(),
         Answer::decl(),
         Review::decl(),
+        NightGlance::decl(),
         ReviewProject::decl(),
         Budget::decl(),
         PoolKind::decl(),
@@ -558,6 +562,7 @@ mod tests {
             (ErrorCode::NotARepository, "not_a_repository"),
             (ErrorCode::UnknownProject, "unknown_project"),
             (ErrorCode::NotAnOption, "not_an_option"),
+            (ErrorCode::AnswerStarted, "answer_started"),
             (ErrorCode::Internal, "internal"),
         ];
         assert_eq!(sent.len(), ErrorCode::ALL.len());

@@ -103,6 +103,8 @@ wire! {
         /// How many times it was sent back to the line's session.
         pub reworks: u32,
         pub answer: Option<String>,
+        /// The answer can still be changed or taken back: its `answer` step has not started.
+        pub changeable: bool,
         pub created_at: String,
         /// When the judge (or the daemon) validated it; what decides `questions` or `later`.
         pub validated_at: Option<String>,
@@ -168,7 +170,33 @@ wire! {
         pub pending_judgement: u32,
         /// Forks and questions sent back to their line's session, over all projects.
         pub in_rework: u32,
+        /// Last night at a glance.
+        pub night: NightGlance,
         pub projects: Vec<ReviewProject>,
+    }
+}
+
+wire! {
+    /// Last night at a glance: where the lines stand now, what the night cost, and how much
+    /// the judge kept from Anton.
+    pub struct NightGlance {
+        /// When the night began (the last one, or the one going on); 24 hours ago when no
+        /// `night` is configured.
+        pub since: String,
+        /// Lines by where they stand now (`running`: every state the daemon moves on by itself).
+        pub awaiting_acceptance: u32,
+        pub running: u32,
+        pub waiting_answer: u32,
+        pub needs_human: u32,
+        pub rolled_back: u32,
+        /// Spent by the runs that ended since `since` (USD as the CLI reports it).
+        pub cost_usd: f64,
+        /// The rolling window's threshold the budget plans against; none without a window pool.
+        pub window_threshold_usd: Option<f64>,
+        /// Forks and questions written since `since` that the judge (or the daemon's rules) sent
+        /// back to their session, or found to repeat an open question.
+        pub sent_back: u32,
+        pub duplicates: u32,
     }
 }
 
