@@ -6,6 +6,7 @@ import type {
   JournalEntry,
   Line,
   LineDetail,
+  NightGlance,
   Preflight,
   PreflightItem,
   Project,
@@ -102,6 +103,7 @@ export const question = (over: Partial<Question> = {}): Question => ({
   urgent: false,
   reworks: 0,
   answer: null,
+  changeable: false,
   created_at: '2026-11-29T21:00:00Z',
   validated_at: '2026-11-29T21:05:00Z',
   answered_at: null,
@@ -134,11 +136,29 @@ export const reviewProject = (over: Partial<ReviewProject> = {}): ReviewProject 
   ...over,
 });
 
-/** The morning page of `projects`: live (not frozen), nothing judged or sent back. */
+/** A quiet night since 22:00 UTC on 29 November: nothing ran, nothing cost, a 5-hour window of
+ * $10. */
+export const night = (over: Partial<NightGlance> = {}): NightGlance => ({
+  since: '2026-11-29T22:00:00Z',
+  awaiting_acceptance: 0,
+  running: 0,
+  waiting_answer: 0,
+  needs_human: 0,
+  rolled_back: 0,
+  cost_usd: 0,
+  window_threshold_usd: 10,
+  sent_back: 0,
+  duplicates: 0,
+  ...over,
+});
+
+/** The morning page of `projects`: live (not frozen), nothing judged or sent back, a quiet
+ * night. */
 export const reviewOf = (projects: ReviewProject[] = [], over: Partial<Review> = {}): Review => ({
   frozen_at: null,
   pending_judgement: 0,
   in_rework: 0,
+  night: night(),
   projects,
   ...over,
 });
