@@ -134,6 +134,9 @@ export const conveyor = {
   remarks: (id: string, text: string) => call<Line>('conveyor_remarks', { id, text }),
   review: () => call<Review>('conveyor_review'),
   answer: (id: string, answer: Answer) => call<Question>('conveyor_answer', { id, answer }),
+  /** Takes an answer back while its `answer` step has not started (after: the daemon's
+   * `answer_started`); resolves to the question as it was before the answer. */
+  takeBack: (id: string) => call<Question>('conveyor_take_back', { id }),
   budget: () => call<Budget>('conveyor_budget'),
   /** Runs the daemon's preflight now: what would stop a step, item by item. */
   preflight: () => call<Preflight>('conveyor_preflight'),

@@ -36,6 +36,25 @@ export const GROUPS: { key: GroupKey; states: LineState[] }[] = [
   { key: 'done', states: ['accepted', 'cancelled'] },
 ];
 
+/** The filtered lists the morning's glance opens, each with the states it shows. `running`:
+ * every state the daemon moves on from by itself, as the daemon counts it for the glance. */
+export type LineFilter = 'awaiting_acceptance' | 'running' | 'waiting_answer' | 'needs_human' | 'rolled_back';
+
+export const FILTERS: Record<LineFilter, LineState[]> = {
+  awaiting_acceptance: ['awaiting_acceptance'],
+  running: ['queued', 'planning', 'running', 'waiting_budget', 'gate', 'fixing', 'merging', 'deploying'],
+  waiting_answer: ['waiting_answer'],
+  needs_human: ['needs_human'],
+  rolled_back: ['rolled_back'],
+};
+
+export const LINE_FILTERS = Object.keys(FILTERS) as LineFilter[];
+
+/** The lines a filter shows (all of them without one). */
+export function filterLines(lines: Line[], filter: LineFilter | null): Line[] {
+  return filter ? lines.filter((l) => FILTERS[filter].includes(l.state)) : lines;
+}
+
 /** States a line can still leave (so it can be cancelled). */
 export const FINISHED: LineState[] = ['accepted', 'cancelled', 'rolled_back'];
 
@@ -105,6 +124,8 @@ export class ConveyorStore {
   /** What would stop a step, as the daemon last checked it. */
   preflight = $state<Preflight | null>(null);
   selectedId = $state<string | null>(null);
+  /** The Lines page shows only the lines of this filter (opened from the morning's glance). */
+  lineFilter = $state<LineFilter | null>(null);
   detail = $state<LineDetail | null>(null);
   diff = $state<LineDiff | null>(null);
   /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff`, `preflight`
@@ -115,7 +136,7 @@ export class ConveyorStore {
   /** Questions answered from this app, newest last: `/api/review` lists only open ones. */
   answered = $state<Question[]>([]);
 
-  groups = $derived(groupLines(this.lines));
+  groups = $derived(groupLines(filterLines(this.lines, this.lineFilter)));
   connected = $derived(this.status?.state === 'connected');
   selected = $derived(this.lines.find((l) => l.id === this.selectedId) ?? null);
   blocking = $derived(blockingItems(this.preflight));
@@ -276,12 +297,43 @@ export class ConveyorStore {
   setPriority = async (id: string, priority: number) =>
     this.applyLine(await this.act(lineKey(id), () => api.setPriority(id, priority)));
 
+  /** Answers a question, or changes its answer while that can still change. */
   async answer(questionId: string, answer: Answer): Promise<boolean> {
     const q: Question | null = await this.act(questionKey(questionId), () => api.answer(questionId, answer));
-    if (!q) return false;
+    if (!q) return this.refused(questionId);
     this.answered = [...this.answered.filter((a) => a.id !== q.id), q];
     await this.reload(['review', 'lines']);
     return true;
+  }
+
+  /** Takes an answer back while its `answer` step has not started: the question is open again. */
+  async takeBack(questionId: string): Promise<boolean> {
+    const q: Question | null = await this.act(questionKey(questionId), () => api.takeBack(questionId));
+    if (!q) return this.refused(questionId);
+    this.answered = this.answered.filter((a) => a.id !== q.id);
+    await this.reload(['review', 'lines']);
+    return true;
+  }
+
+  /** After a refused answer: when its step had started meanwhile, the list is reloaded so the
+   * card says the answer can no longer change. */
+  private async refused(id: string): Promise<false> {
+    if (this.errors[questionKey(id)]?.daemonCode === 'answer_started') {
+      this.answered = this.answered.map((a) => (a.id === id ? { ...a, changeable: false } : a));
+      await this.reload(['review']);
+    }
+    return false;
+  }
+
+  /** Opens the Lines page's list filtered (the page itself is the shell's to switch). */
+  showLines(filter: LineFilter | null): void {
+    this.lineFilter = filter;
+  }
+
+  /** Opens one line on the Lines page: the filter cleared, so its row is in the list. */
+  async showLine(id: string): Promise<void> {
+    this.lineFilter = null;
+    await this.select(id);
   }
 
   async createProject(project: NewProject): Promise<Project | null> {

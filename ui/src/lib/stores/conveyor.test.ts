@@ -234,6 +234,47 @@ describe('ConveyorStore', () => {
     expect(s.errors[questionKey('q1')]?.code).toBe('daemon_unreachable');
   });
 
+  it('filters the lines of the groups by the glance filter', () => {
+    const s = new ConveyorStore();
+    s.lines = [line('a', 'awaiting_acceptance'), line('b', 'planning'), line('c', 'waiting_budget'), line('d', 'blocked')];
+    expect(s.groups.flatMap((g) => g.lines.map((l) => l.id))).toEqual(['a', 'd', 'c', 'b']);
+    s.showLines('running');
+    expect(s.groups.flatMap((g) => g.lines.map((l) => l.id))).toEqual(['c', 'b']);
+    s.showLines('awaiting_acceptance');
+    expect(s.groups.map((g) => [g.key, g.lines.map((l) => l.id)])).toEqual([['attention', ['a']]]);
+  });
+
+  it('an answer taken back is forgotten here and the review reloads', async () => {
+    const s = new ConveyorStore();
+    api.answer.mockResolvedValue(question({ status: 'answered', answer: '9090', changeable: true }));
+    api.review.mockResolvedValue(reviewOf());
+    await s.answer('q1', { option: '9090' });
+    api.takeBack.mockResolvedValue(question());
+    api.review.mockResolvedValue(review);
+    expect(await s.takeBack('q1')).toBe(true);
+    expect(api.takeBack).toHaveBeenCalledWith('q1');
+    expect(s.answered).toEqual([]);
+    expect(s.review?.projects[0].questions[0].status).toBe('validated');
+  });
+
+  it('a take-back refused because the answer step started reloads the review and marks the answer fixed', async () => {
+    const s = new ConveyorStore();
+    api.answer.mockResolvedValue(question({ status: 'answered', answer: '9090', changeable: true }));
+    api.review.mockResolvedValue(reviewOf());
+    await s.answer('q1', { option: '9090' });
+    api.review.mockClear();
+    api.takeBack.mockRejectedValue(new IpcError('daemon', 'started', null, 'answer_started'));
+    expect(await s.takeBack('q1')).toBe(false);
+    expect(s.errors[questionKey('q1')]?.daemonCode).toBe('answer_started');
+    expect(api.review).toHaveBeenCalledTimes(1);
+    expect(s.answered.map((q) => [q.id, q.changeable])).toEqual([['q1', false]]);
+    // Other refusals leave the list alone.
+    api.review.mockClear();
+    api.takeBack.mockRejectedValue(new IpcError('daemon_unreachable', 'connection refused', null));
+    expect(await s.takeBack('q1')).toBe(false);
+    expect(api.review).not.toHaveBeenCalled();
+  });
+
   it('when loads overlap, a late answer of an older one is dropped', async () => {
     const s = new ConveyorStore();
     let first: (v: Line[]) => void = () => {};

@@ -1,0 +1,216 @@
+// The Review page's own state: which question has the focus, which answer is being changed,
+// whether the keys' help is open, and what was last said to a screen reader; and what each
+// key does. The morning's list itself is the conveyor store's (`review`, `answered`); this
+// derives the page's blocks, the order the keys walk and the progress from it.
+import { t } from '../i18n/index.svelte';
+import { wordError } from '../i18n/codes';
+import type { ReviewAction } from '../keys';
+import { blocksOf, cardsOf, isOpen, nextOpen, orphansOf, progressOf } from '../morning';
+import type { Answer, Question } from '../generated/conveyor';
+import { lineKey, questionKey, type ConveyorStore } from './conveyor.svelte';
+
+/** Where a focus request puts the cursor: on the card, or in its answer box. */
+export type FocusTarget = 'card' | 'free';
+
+export class Morning {
+  readonly store: ConveyorStore;
+  private readonly openLine: (id: string) => void;
+
+  focusedId = $state<string | null>(null);
+  /** Bumped by every focus request, so that a card takes the focus even when it already had
+   * the id (a request the card has seen is `handled`: a card re-made by a reload takes the
+   * focus back only when the focus was lost with the old one). */
+  focusSeq = $state(0);
+  focusTarget = $state<FocusTarget>('card');
+  handled = 0;
+  /** The answered question whose answer is being changed (its options shown again). */
+  changing = $state<string | null>(null);
+  help = $state(false);
+  /** The last outcome, for screen readers (an `aria-live` region). */
+  announcement = $state('');
+
+  blocks = $derived.by(() => blocksOf(this.store.review, this.store.answered));
+  orphans = $derived.by(() => orphansOf(this.store.review, this.store.answered));
+  cards = $derived.by(() => cardsOf(this.blocks, this.orphans));
+  progress = $derived.by(() => progressOf(this.store.review, this.cards, this.store.answered));
+  focused = $derived.by(() => this.cards.find((q) => q.id === this.focusedId) ?? null);
+
+  constructor(store: ConveyorStore, openLine: (id: string) => void = () => {}) {
+    this.store = store;
+    this.openLine = openLine;
+  }
+
+  /** Puts the focus on question `id` (its card, or its answer box). */
+  focusOn(id: string, target: FocusTarget = 'card'): void {
+    this.focusedId = id;
+    this.focusTarget = target;
+    this.focusSeq += 1;
+  }
+
+  /** The page opened, or the focused question left the list: the first open question (or
+   * the first of any) takes the focus. */
+  settle(): void {
+    if (this.focused || this.cards.length === 0) return;
+    const first = this.cards.find(isOpen) ?? this.cards[0];
+    this.focusOn(first.id);
+  }
+
+  /** Where card `id` stands in the walk: 1-based, and of how many. */
+  position(id: string): { n: number; total: number } {
+    return { n: this.cards.findIndex((q) => q.id === id) + 1, total: this.cards.length };
+  }
+
+  async key(action: ReviewAction): Promise<void> {
+    switch (action.kind) {
+      case 'next':
+      case 'prev':
+        return this.move(action.kind === 'next' ? 1 : -1);
+      case 'help':
+        this.help = !this.help;
+        return;
+      case 'close':
+        if (this.help) this.closeHelp();
+        else this.changing = null;
+        return;
+    }
+    const q = this.focused;
+    if (!q) {
+      this.say(t('announce.nothing'));
+      return;
+    }
+    switch (action.kind) {
+      case 'option':
+        return this.choose(q, action.n);
+      case 'free':
+        return this.free(q);
+      case 'open':
+        return this.open(q);
+      case 'accept':
+        await this.accept(q);
+        return;
+      case 'change':
+        return this.change(q);
+      case 'takeBack':
+        await this.takeBack(q);
+        return;
+    }
+  }
+
+  closeHelp(): void {
+    this.help = false;
+    if (this.focusedId) this.focusOn(this.focusedId);
+  }
+
+  private move(delta: number): void {
+    if (this.cards.length === 0) return;
+    const at = this.cards.findIndex((q) => q.id === this.focusedId);
+    const to = at < 0 ? 0 : Math.min(Math.max(at + delta, 0), this.cards.length - 1);
+    if (this.changing && this.changing !== this.cards[to].id) this.changing = null;
+    this.focusOn(this.cards[to].id);
+  }
+
+  private async choose(q: Question, n: number): Promise<void> {
+    if (!this.answerable(q)) return;
+    const option = q.options[n - 1];
+    if (option === undefined) {
+      this.say(t('announce.noOption', { n }));
+      return;
+    }
+    await this.answer(q, { option });
+  }
+
+  /** `e`: the answer box; on an answer that can still change, its change begins there. */
+  private free(q: Question): void {
+    if (q.status === 'answered' && q.changeable) this.changing = q.id;
+    if (!this.answerable(q)) return;
+    this.focusOn(q.id, 'free');
+  }
+
+  /** Whether the keys may answer `q` now: it is open, or its answer is being changed. An
+   * answered one says how to change it. */
+  private answerable(q: Question): boolean {
+    if (isOpen(q) || this.changing === q.id) return true;
+    if (q.status === 'answered') this.say(t(q.changeable ? 'announce.answeredAlready' : 'announce.notChangeable'));
+    return false;
+  }
+
+  /**
+   * Sends an answer (or a changed one). An open question answered hands the focus to the next
+   * open one, when the focus is still on it; when none is left, the morning is done.
+   */
+  async answer(q: Question, answer: Answer): Promise<boolean> {
+    const wasOpen = isOpen(q);
+    const next = wasOpen ? nextOpen(this.cards, q.id) : null;
+    const ok = await this.store.answer(q.id, answer);
+    if (!ok) {
+      this.sayError(q.id);
+      return false;
+    }
+    const text = 'option' in answer ? answer.option : answer.text;
+    this.say(t(wasOpen ? 'announce.answered' : 'announce.changed', { answer: text }));
+    if (this.changing === q.id) this.changing = null;
+    if (this.focusedId === q.id) {
+      if (next && this.cards.some((c) => c.id === next && isOpen(c))) this.focusOn(next);
+      else this.focusOn(q.id);
+      if (this.progress.done) this.say(t('announce.done'));
+    }
+    return true;
+  }
+
+  /** `o`: the question's line on the Lines page. */
+  open(q: Question): void {
+    this.openLine(q.line_id);
+  }
+
+  change(q: Question): void {
+    if (q.status !== 'answered') return;
+    if (!q.changeable) {
+      this.say(t('announce.notChangeable'));
+      return;
+    }
+    this.changing = this.changing === q.id ? null : q.id;
+  }
+
+  async takeBack(q: Question): Promise<boolean> {
+    if (q.status !== 'answered') return false;
+    if (!q.changeable) {
+      this.say(t('announce.notChangeable'));
+      return false;
+    }
+    const ok = await this.store.takeBack(q.id);
+    if (!ok) {
+      this.sayError(q.id);
+      return false;
+    }
+    if (this.changing === q.id) this.changing = null;
+    this.say(t('announce.takenBack'));
+    // Its card moves back to the open ones: the focus goes with it.
+    if (this.focusedId === q.id) this.focusOn(q.id);
+    return true;
+  }
+
+  /** `a`: accepts the focused question's line when it awaits acceptance. */
+  async accept(q: Question): Promise<boolean> {
+    const line = this.store.lines.find((l) => l.id === q.line_id);
+    if (line?.state !== 'awaiting_acceptance') {
+      this.say(t('announce.notReady'));
+      return false;
+    }
+    const ok = await this.store.accept(line.id);
+    if (ok) this.say(t('announce.accepted', { title: line.title }));
+    else {
+      const e = this.store.error(lineKey(line.id));
+      if (e) this.say(wordError(e).text);
+    }
+    return ok;
+  }
+
+  private say(text: string): void {
+    this.announcement = text;
+  }
+
+  private sayError(id: string): void {
+    const e = this.store.error(questionKey(id));
+    if (e) this.say(wordError(e).text);
+  }
+}
