@@ -139,7 +139,8 @@ impl From<conveyor_api::ClientError> for AppError {
                 // Every daemon code named: a new one must be placed here on purpose.
                 match code {
                     Api::UnmergedCommits => ErrorCode::Unmerged,
-                    Api::InvalidState => ErrorCode::InvalidState,
+                    // The answer can no longer change: a state refusal, worded by its code.
+                    Api::InvalidState | Api::AnswerStarted => ErrorCode::InvalidState,
                     Api::Unauthorized => ErrorCode::Unauthorized,
                     // Refusals the form shows as the daemon worded them.
                     Api::NotFound

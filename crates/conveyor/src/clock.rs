@@ -119,6 +119,24 @@ impl Night {
         }
     }
 
+    /// When the last night began: the one going on, or the one that ended before `now_ms`.
+    pub fn started_at(&self, now_ms: i64) -> i64 {
+        match self.zone {
+            Zone::Local => self.started_at_in(&chrono::Local, now_ms),
+            Zone::Named(tz) => self.started_at_in(&tz, now_ms),
+        }
+    }
+
+    fn started_at_in<Z: TimeZone>(&self, zone: &Z, now_ms: i64) -> i64 {
+        let (date, t) = Self::time_of_day(zone, now_ms);
+        let day = if t >= self.start {
+            date
+        } else {
+            date - Duration::days(1)
+        };
+        local_ms(zone, day.and_time(self.start)).unwrap_or(now_ms)
+    }
+
     fn time_of_day<Z: TimeZone>(zone: &Z, at_ms: i64) -> (NaiveDate, NaiveTime) {
         let utc = DateTime::<Utc>::from_timestamp_millis(at_ms).unwrap_or_default();
         let local = utc.with_timezone(zone).naive_local();
@@ -149,16 +167,20 @@ impl Night {
         } else {
             date - Duration::days(1)
         };
-        let end = day.and_time(self.end);
-        let at = match zone.from_local_datetime(&end) {
-            LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t,
-            // The end falls in a gap of a clock change: the first moment after it.
-            LocalResult::None => zone
-                .from_local_datetime(&(end + Duration::hours(1)))
-                .earliest()?,
-        };
-        Some(at.timestamp_millis())
+        local_ms(zone, day.and_time(self.end))
     }
+}
+
+/// A local time in `zone` as milliseconds; one in the gap of a clock change is taken an hour
+/// later (the first moment after it).
+fn local_ms<Z: TimeZone>(zone: &Z, local: chrono::NaiveDateTime) -> Option<i64> {
+    let at = match zone.from_local_datetime(&local) {
+        LocalResult::Single(t) | LocalResult::Ambiguous(t, _) => t,
+        LocalResult::None => zone
+            .from_local_datetime(&(local + Duration::hours(1)))
+            .earliest()?,
+    };
+    Some(at.timestamp_millis())
 }
 
 #[cfg(test)]
@@ -186,6 +208,22 @@ mod tests {
         assert_eq!(
             n.frozen_at(at("2026-12-02T18:59:00Z")),
             Some(at("2026-12-02T05:00:00Z"))
+        );
+    }
+
+    #[test]
+    fn the_last_night_began_at_its_start_before_now() {
+        let n = Night::parse("22:00-08:00", Some("UTC")).unwrap();
+        for now in [
+            "2026-12-02T12:00:00Z",
+            "2026-12-02T03:00:00Z",
+            "2026-12-01T22:00:00Z",
+        ] {
+            assert_eq!(n.started_at(at(now)), at("2026-12-01T22:00:00Z"), "{now}");
+        }
+        assert_eq!(
+            n.started_at(at("2026-12-02T23:00:00Z")),
+            at("2026-12-02T22:00:00Z")
         );
     }
 

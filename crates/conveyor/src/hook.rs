@@ -6,6 +6,10 @@
 //! form (`{"decision":"block","reason":…}`, exit 0: the exit-2 form is silently dropped when the
 //! reason contains "no such file"), at most `rounds` times, and records every round in a state
 //! file. After the run the daemon runs the checks again itself and trusts only that.
+//!
+//! Every run's settings file is written by one function, [`write_settings`]: a step's Stop
+//! hook above, a judge's Stop and PreToolUse hooks (`conveyord hook …`, see `crate::judge`),
+//! and the never-autonomous guard to come, side by side in one file.
 
 use std::path::{Path, PathBuf};
 

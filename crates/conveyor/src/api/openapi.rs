@@ -43,6 +43,7 @@ const BEARER: &str = "bearer";
         super::lines::cancel,
         super::review::review,
         super::review::answer,
+        super::review::take_back,
         super::review::decisions,
         super::budget::budget,
         super::preflight::preflight,

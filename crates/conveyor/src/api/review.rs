@@ -5,8 +5,8 @@ use axum::extract::{Path, Query, State};
 use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{
-    Answer, AnswerOption, AnswerText, ApiErrorBody, Decision, ErrorCode, Question, QuestionStatus,
-    Review, ReviewProject, has_text,
+    Answer, AnswerOption, AnswerText, ApiErrorBody, Decision, ErrorCode, LineState, NightGlance,
+    Question, QuestionStatus, Review, ReviewProject, has_text,
 };
 use serde::Deserialize;
 
@@ -17,7 +17,7 @@ use crate::store::{self, QuestionRow};
 pub fn router() -> Router<ApiState> {
     Router::new()
         .route("/api/review", get(review))
-        .route("/api/questions/{id}/answer", post(answer))
+        .route("/api/questions/{id}/answer", post(answer).delete(take_back))
         .route("/api/decisions", get(decisions))
 }
 
@@ -72,13 +72,40 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
             decided,
         });
     }
+    let night = glance(&st, c, now).await?;
     Ok(Json(Review {
         frozen_at: frozen_at.map(store::rfc3339),
         pending_judgement,
         in_rework,
+        night,
         projects: out,
     }))
 }
+
+/// Last night at a glance: lines by where they stand, what the runs since the night began
+/// cost, and what the judge kept from Anton since then.
+async fn glance(
+    st: &AppState,
+    c: &mut sqlx::SqliteConnection,
+    now: i64,
+) -> Result<NightGlance, ApiError> {
+    let since = st.cfg.night().map_or(now - DAY_MS, |n| n.started_at(now));
+    Ok(NightGlance {
+        since: store::rfc3339(since),
+        awaiting_acceptance: store::lines::count_in(c, &[LineState::AwaitingAcceptance]).await?,
+        running: store::lines::count_in(c, &crate::line::ACTIVE).await?,
+        waiting_answer: store::lines::count_in(c, &[LineState::WaitingAnswer]).await?,
+        needs_human: store::lines::count_in(c, &[LineState::NeedsHuman]).await?,
+        rolled_back: store::lines::count_in(c, &[LineState::RolledBack]).await?,
+        cost_usd: store::runs::cost_since(c, since).await?,
+        window_threshold_usd: st.budget.window_threshold(),
+        sent_back: store::questions::count_since(c, QuestionStatus::Rework, since).await?,
+        duplicates: store::questions::count_since(c, QuestionStatus::Duplicate, since).await?,
+    })
+}
+
+/// Without a configured night, "last night" is the last day.
+const DAY_MS: i64 = 24 * 3_600_000;
 
 /// Records Anton's answer (and on the questions judged its duplicates); an `answer` step
 /// carries it to the line's session, and a line that waited for it goes on.
@@ -86,7 +113,7 @@ async fn review(State(st): State<AppState>) -> Result<Json<Review>, ApiError> {
     responses((status = 200, body = Question),
         (status = 400, description = "`bad_request`: a malformed body: not exactly one of `option` and `text`, or blank `text`", body = ApiErrorBody),
         (status = 404, description = "`not_found`: no question has that id", body = ApiErrorBody),
-        (status = 409, description = "`invalid_state`: the question's line is accepted or cancelled (nothing would read the answer), the question is still being judged or repeats another (answer that one), or its answer was already delivered", body = ApiErrorBody),
+        (status = 409, description = "`answer_started`: the question is answered and the answer step carrying it has started, so the answer can no longer change; `invalid_state`: the question's line is accepted or cancelled (nothing would read the answer), or the question is still being judged or repeats another (answer that one)", body = ApiErrorBody),
         (status = 422, description = "`not_an_option`: `option` is not one of the question's options", body = ApiErrorBody)))]
 async fn answer(
     State(st): State<AppState>,
@@ -115,15 +142,39 @@ async fn answer(
         Answer::Text(_) => return Err(ApiError::bad_request("text is blank")),
     };
     if let Err(refused) = judge::answer(&st, &q, &text).await? {
-        return Err(ApiError::conflict(
-            ErrorCode::InvalidState,
-            match &refused {
-                AnswerRefused::LineFinished(_) | AnswerRefused::Delivered => refused.to_string(),
-                AnswerRefused::NotJudged(_) | AnswerRefused::Duplicate(_) => {
-                    format!("question {id}: {refused}")
-                }
-            },
-        ));
+        return Err(refused_error(&id, &refused));
+    }
+    let q = store::questions::get(&mut *st.store.conn().await?, &id)
+        .await?
+        .ok_or_else(|| ApiError::not_found(format!("no question {id}")))?;
+    Ok(Json(q.to_api()))
+}
+
+/// The 409 of a refused answer or take-back, with its code.
+fn refused_error(id: &str, refused: &AnswerRefused) -> ApiError {
+    let code = match refused {
+        AnswerRefused::Started => ErrorCode::AnswerStarted,
+        _ => ErrorCode::InvalidState,
+    };
+    ApiError::conflict(code, format!("question {id}: {refused}"))
+}
+
+/// Takes Anton's answer back while the `answer` step that would carry it has not started; the
+/// question is as it was before the answer (validated, or decided by default), and a line that
+/// went back to work for it waits again.
+#[utoipa::path(delete, operation_id = "take_back_answer", path = "/api/questions/{id}/answer", params(QuestionId),
+    responses((status = 200, body = Question, description = "The question as before the answer"),
+        (status = 404, description = "`not_found`: no question has that id", body = ApiErrorBody),
+        (status = 409, description = "`answer_started`: the answer step carrying it has started; `invalid_state`: the question has no answer", body = ApiErrorBody)))]
+async fn take_back(
+    State(st): State<AppState>,
+    Path(QuestionId { id }): Path<QuestionId>,
+) -> Result<Json<Question>, ApiError> {
+    let Some(q) = store::questions::get(&mut *st.store.conn().await?, &id).await? else {
+        return Err(ApiError::not_found(format!("no question {id}")));
+    };
+    if let Err(refused) = judge::take_back(&st, &q).await? {
+        return Err(refused_error(&id, &refused));
     }
     let q = store::questions::get(&mut *st.store.conn().await?, &id)
         .await?

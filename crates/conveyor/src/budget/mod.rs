@@ -39,6 +39,11 @@ impl Budget {
         }
     }
 
+    /// The rolling window's threshold, when the window pool is on.
+    pub fn window_threshold(&self) -> Option<f64> {
+        (self.policy.cfg.window_secs > 0).then_some(self.policy.cfg.threshold_usd)
+    }
+
     /// Everything the policy looks at, as the database has it at `now_ms`. `admitted`: the
     /// estimates of lines let through whose run may not be recorded yet (by line id); they
     /// replace those lines' running runs, if any.

@@ -723,8 +723,10 @@ pub(crate) enum AnswerRefused {
     NotJudged(QuestionStatus),
     #[error("the question repeats {0}: answer that one")]
     Duplicate(String),
-    #[error("the answer was already delivered to the line's session")]
-    Delivered,
+    #[error("the answer step carrying its answer has started: it can no longer change")]
+    Started,
+    #[error("the question has no answer to take back")]
+    NotAnswered,
 }
 
 /// Anton's answer: recorded on the question and on the questions judged its duplicates, an
@@ -754,17 +756,25 @@ pub(crate) async fn answer(
                 q.duplicate_of.clone().unwrap_or_default(),
             )));
         }
-        QuestionStatus::Answered if q.delivered => return Ok(Err(AnswerRefused::Delivered)),
         QuestionStatus::Validated | QuestionStatus::Decided | QuestionStatus::Answered => {}
     }
     let now = sh.clock.now_ms();
     let mut tx = sh.store.begin().await?;
+    // Whether the answer may (still) be given is decided by the write itself, so an answer
+    // step starting meanwhile cannot slip between a check and the write.
+    if !questions::answer(&mut tx, &q.id, text, now).await? {
+        return Ok(Err(AnswerRefused::Started));
+    }
     let mut all = vec![q.clone()];
+    // Its duplicates get it too (again, when it changes).
     all.extend(questions::duplicates_of(&mut tx, &q.id).await?);
+    all.extend(questions::answered_with(&mut tx, &q.id).await?);
     let mut moved = Vec::new();
     let mut lines_done = std::collections::BTreeSet::new();
-    for one in &all {
-        questions::answer(&mut tx, &one.id, text, now).await?;
+    for (i, one) in all.iter().enumerate() {
+        if i > 0 {
+            questions::answer(&mut tx, &one.id, text, now).await?;
+        }
         if !lines_done.insert(one.line_id.clone()) {
             continue;
         }
@@ -812,6 +822,45 @@ pub(crate) async fn answer(
     }
     for one in &all {
         sh.announce_questions(&one.line_id, 0);
+    }
+    sh.wake.notify_one();
+    Ok(Ok(()))
+}
+
+/// Takes Anton's answer back while no `answer` step carrying it has started: the question (and
+/// the duplicates that got it) as before the answer, and an `answer` step left with nothing
+/// to carry removed — the line then waits again as it did. One transaction.
+///
+/// # Errors
+/// [`AnswerRefused`] inside `Ok(Err(..))`; database errors.
+pub(crate) async fn take_back(
+    sh: &Shared,
+    q: &QuestionRow,
+) -> Result<std::result::Result<(), AnswerRefused>> {
+    if q.status != QuestionStatus::Answered {
+        return Ok(Err(AnswerRefused::NotAnswered));
+    }
+    let mut tx = sh.store.begin().await?;
+    let with = questions::answered_with(&mut tx, &q.id).await?;
+    if !questions::take_back(&mut tx, &q.id).await? {
+        return Ok(Err(AnswerRefused::Started));
+    }
+    let mut lines = std::collections::BTreeSet::from([q.line_id.clone()]);
+    for d in &with {
+        questions::take_back(&mut tx, &d.id).await?;
+        lines.insert(d.line_id.clone());
+    }
+    for line in &lines {
+        if questions::undelivered_answers(&mut tx, line)
+            .await?
+            .is_empty()
+        {
+            store::steps::drop_unstarted_answer(&mut tx, line).await?;
+        }
+    }
+    tx.commit().await?;
+    for line in &lines {
+        sh.announce_questions(line, 0);
     }
     sh.wake.notify_one();
     Ok(Ok(()))
@@ -906,6 +955,150 @@ pub(crate) const AGAIN: &str = "try again";
 mod tests {
     use super::*;
     use crate::git::testing::{repo_with_main, run as git};
+
+    /// A line waiting for Anton with one validated question; its id.
+    async fn waiting_with_question(sh: &Shared, line: &str) -> String {
+        let id = crate::store::testing::line(&sh.store, "p", line, 0, "waiting_answer").await;
+        // Its work is done.
+        let planned = crate::store::testing::step(&sh.store, &id, StepKind::Planner).await;
+        store::steps::set_state(
+            &mut sh.store.conn().await.unwrap(),
+            &planned.id,
+            StepState::Done,
+            None,
+        )
+        .await
+        .unwrap();
+        let mut tx = sh.store.begin().await.unwrap();
+        let at = store::journal::At {
+            line_id: &id,
+            step_id: None,
+            offset: 0,
+            now: 1,
+        };
+        let options = ["a".to_string(), "b".to_string()];
+        let entry = store::journal::NewEntry {
+            kind: conveyor_api::JournalKind::Question,
+            text: "a or b?",
+            options: &options,
+            default: Some("a"),
+            why: None,
+            reversible: None,
+            expensive: None,
+            raw: "{}",
+        };
+        let j = store::journal::insert(&mut tx, at, entry)
+            .await
+            .unwrap()
+            .unwrap();
+        let q = questions::insert(
+            &mut tx,
+            &id,
+            j,
+            conveyor_api::QuestionKind::Question,
+            None,
+            1,
+        )
+        .await
+        .unwrap();
+        let v = Verdict {
+            status: QuestionStatus::Validated,
+            by: DecisionSource::Judge,
+            why: "only Anton knows",
+            duplicate_of: None,
+            urgent: false,
+            now: 2,
+        };
+        assert!(questions::set_verdict(&mut tx, &q, &v).await.unwrap());
+        tx.commit().await.unwrap();
+        q
+    }
+
+    async fn question(sh: &Shared, id: &str) -> QuestionRow {
+        questions::get(&mut sh.store.conn().await.unwrap(), id)
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    /// An answer changes, or is taken back, until an attempt of a step that would carry it
+    /// starts; after that both are refused and the answer stays as sent.
+    #[tokio::test]
+    async fn an_answer_changes_until_its_step_starts() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = crate::daemon::testing::start(&tmp.path().join("data"), "").await;
+        let sh = d.shared().clone();
+        let q = waiting_with_question(&sh, "l").await;
+        let steps = || async {
+            store::steps::of_line(&mut sh.store.conn().await.unwrap(), "l")
+                .await
+                .unwrap()
+                .into_iter()
+                .filter(|s| s.kind == StepKind::Answer)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            answer(&sh, &question(&sh, &q).await, "a").await.unwrap(),
+            Ok(())
+        );
+        let got = question(&sh, &q).await;
+        assert_eq!(
+            (got.status, got.changeable),
+            (QuestionStatus::Answered, true)
+        );
+        assert_eq!(steps().await.len(), 1);
+        assert_eq!(
+            store::lines::state_of(&mut sh.store.conn().await.unwrap(), "l")
+                .await
+                .unwrap(),
+            Some(LineState::Running)
+        );
+        // Changed: still one answer step, carrying the new answer.
+        assert_eq!(answer(&sh, &got, "b").await.unwrap(), Ok(()));
+        assert_eq!(steps().await.len(), 1);
+        let carried = questions::undelivered_answers(&mut sh.store.conn().await.unwrap(), "l")
+            .await
+            .unwrap();
+        assert_eq!(carried, [("a or b?".to_string(), "b".to_string())]);
+        // Taken back: validated again, the answer step gone, the line waits again.
+        assert_eq!(
+            take_back(&sh, &question(&sh, &q).await).await.unwrap(),
+            Ok(())
+        );
+        let back = question(&sh, &q).await;
+        assert_eq!(
+            (back.status, back.answer.clone()),
+            (QuestionStatus::Validated, None)
+        );
+        assert!(steps().await.is_empty());
+        let line = store::lines::get(&mut sh.store.conn().await.unwrap(), "l")
+            .await
+            .unwrap()
+            .unwrap();
+        assert!(matches!(
+            super::super::next_action(&sh, &line).await.unwrap(),
+            super::super::Action::Wait(ReasonCode::WaitingAnswer, _)
+        ));
+        // Answered again, and its step's attempt starts: no change, no taking back.
+        assert_eq!(answer(&sh, &back, "a").await.unwrap(), Ok(()));
+        let step = steps().await.remove(0);
+        store::steps::start_attempt(&mut sh.store.conn().await.unwrap(), &step.id, 1)
+            .await
+            .unwrap();
+        let sent = question(&sh, &q).await;
+        assert!(!sent.changeable);
+        assert_eq!(
+            answer(&sh, &sent, "b").await.unwrap(),
+            Err(AnswerRefused::Started)
+        );
+        assert_eq!(
+            take_back(&sh, &sent).await.unwrap(),
+            Err(AnswerRefused::Started)
+        );
+        assert_eq!(question(&sh, &q).await.answer.as_deref(), Some("a"));
+        drop(sh);
+        d.stop().await;
+    }
 
     /// The memory is the files the project's `memory` globs match on fresh main, plus the
     /// vault; a read of either counts, a read of anything else does not.

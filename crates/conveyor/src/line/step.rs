@@ -72,8 +72,6 @@ pub(super) async fn run_step(
     } else {
         checks.clone()
     };
-    let answers =
-        store::questions::undelivered_answers(&mut *sh.store.conn().await?, &line.id).await?;
     // The catalogue is used, not only kept: the project's latest decisions go into the prompt.
     let decisions: Vec<String> = store::questions::decisions(
         &mut *sh.store.conn().await?,
@@ -95,6 +93,10 @@ pub(super) async fn run_step(
     for _ in 0..SESSION_TRIES {
         let attempt = step.attempts + 1;
         store::steps::start_attempt(&mut *sh.store.conn().await?, &step.id, attempt).await?;
+        // Anton's answers are read once the attempt has started, never before: from then on
+        // they can no longer change (an answer changed a moment earlier is the one sent).
+        let answers =
+            store::questions::undelivered_answers(&mut *sh.store.conn().await?, &line.id).await?;
         sh.set_line_state(&line.id, line_state, None, None).await?;
         if cancel.is_cancelled() || is_cancelled(sh, &line.id).await? {
             // Cancelled (by Anton, or the daemon stops) before the agent started: start none.

@@ -219,6 +219,22 @@ pub async fn count(
     .await?)
 }
 
+/// How many lines are in any of `states`.
+///
+/// # Errors
+/// Database errors.
+pub async fn count_in(c: &mut SqliteConnection, states: &[LineState]) -> Result<u32> {
+    let sql = format!(
+        "SELECT COUNT(*) FROM lines WHERE state IN ({})",
+        marks(states.len())
+    );
+    let mut q = sqlx::query_scalar::<_, i64>(&sql);
+    for s in states {
+        q = q.bind(s.name());
+    }
+    Ok(u32::try_from(q.fetch_one(&mut *c).await?).unwrap_or(u32::MAX))
+}
+
 /// The lines in any of `states`, highest priority first, then oldest.
 ///
 /// # Errors

@@ -30,8 +30,9 @@ pub struct QuestionRow {
     /// The step whose reads count for the memory rule.
     pub from_step: Option<String>,
     pub answer: Option<String>,
-    /// The answer reached the line's session (its `answer` step succeeded).
-    pub delivered: bool,
+    /// The answer can still be changed or taken back: no `answer` step of its line that
+    /// would carry it has started.
+    pub changeable: bool,
     pub created_at: i64,
     pub validated_at: Option<i64>,
     pub answered_at: Option<i64>,
@@ -53,7 +54,7 @@ impl FromRow<'_, SqliteRow> for QuestionRow {
             reworks: r.try_get("reworks")?,
             from_step: r.try_get("from_step")?,
             answer: r.try_get("answer")?,
-            delivered: r.try_get("delivered")?,
+            changeable: r.try_get("changeable")?,
             created_at: r.try_get("created_at")?,
             validated_at: r.try_get("validated_at")?,
             answered_at: r.try_get("answered_at")?,
@@ -86,6 +87,7 @@ impl QuestionRow {
             urgent: self.urgent,
             reworks: u32::try_from(self.reworks).unwrap_or(0),
             answer: self.answer.clone(),
+            changeable: self.changeable,
             created_at: rfc3339(self.created_at),
             validated_at: self.validated_at.map(rfc3339),
             answered_at: self.answered_at.map(rfc3339),
@@ -104,11 +106,29 @@ pub fn normalise(text: &str) -> String {
         .to_string()
 }
 
-const SELECT: &str = "SELECT q.id, q.line_id, l.project_id, q.kind AS qkind, j.text, j.options,
+/// Whether an answered question's answer may still change: no attempt of a step of its line
+/// (a judge's aside, which is never told answers) has started since it was given — every step
+/// reads the undelivered answers right after its attempt starts (`q` is the question's alias).
+/// A macro, so that [`SELECT`] can be one constant.
+macro_rules! changeable {
+    () => {
+        "(q.status = 'answered' AND q.delivered = 0 AND NOT EXISTS (
+            SELECT 1 FROM steps s WHERE s.line_id = q.line_id AND s.kind != 'judge'
+              AND s.started_at >= q.answered_at))"
+    };
+}
+
+const CHANGEABLE: &str = changeable!();
+
+const SELECT: &str = concat!(
+    "SELECT q.id, q.line_id, l.project_id, q.kind AS qkind, j.text, j.options,
         j.default_opt, j.why, j.reversible, j.expensive, q.status, q.decided_by, q.verdict_why,
         q.duplicate_of, q.urgent, q.reworks, q.from_step, q.answer, q.delivered, q.created_at,
-        q.validated_at, q.answered_at
-    FROM questions q JOIN journal j ON j.id = q.journal_id JOIN lines l ON l.id = q.line_id";
+        q.validated_at, q.answered_at, ",
+    changeable!(),
+    " AS changeable
+    FROM questions q JOIN journal j ON j.id = q.journal_id JOIN lines l ON l.id = q.line_id"
+);
 
 /// Lines whose questions still matter: not accepted, not cancelled.
 const OPEN_LINE: &str = "l.state NOT IN ('accepted', 'cancelled')";
@@ -293,23 +313,79 @@ pub async fn reworked(c: &mut SqliteConnection, step_id: &str) -> Result<()> {
     Ok(())
 }
 
-/// Records Anton's answer (to be delivered by the line's `answer` step).
+/// Records Anton's answer (to be delivered by the line's `answer` step), the status before it
+/// kept to return to; `false` when the question is answered already and its answer can no
+/// longer change (checked in the same statement, so a step starting meanwhile cannot slip in
+/// between).
 ///
 /// # Errors
 /// Database errors.
-pub async fn answer(c: &mut SqliteConnection, id: &str, text: &str, now: i64) -> Result<()> {
-    sqlx::query(
-        "UPDATE questions SET status = 'answered', answer = ?, answered_at = ?, delivered = 0,
-            validated_at = COALESCE(validated_at, ?)
-         WHERE id = ?",
-    )
+pub async fn answer(c: &mut SqliteConnection, id: &str, text: &str, now: i64) -> Result<bool> {
+    let done = sqlx::query(&format!(
+        "UPDATE questions AS q SET
+            prior_status = CASE WHEN q.status = 'answered' THEN q.prior_status ELSE q.status END,
+            status = 'answered', answer = ?, answered_at = ?, delivered = 0,
+            validated_at = COALESCE(q.validated_at, ?)
+         WHERE q.id = ? AND (q.status IN ('validated', 'decided', 'duplicate') OR {CHANGEABLE})"
+    ))
     .bind(text)
     .bind(now)
     .bind(now)
     .bind(id)
     .execute(&mut *c)
     .await?;
-    Ok(())
+    Ok(done.rows_affected() > 0)
+}
+
+/// Takes an answer back: the question is as it was before it was answered.
+///
+/// # Errors
+/// Database errors.
+pub async fn take_back(c: &mut SqliteConnection, id: &str) -> Result<bool> {
+    let done = sqlx::query(&format!(
+        "UPDATE questions AS q SET status = COALESCE(q.prior_status, 'validated'),
+            prior_status = NULL, answer = NULL, answered_at = NULL, delivered = 0
+         WHERE q.id = ? AND {CHANGEABLE}"
+    ))
+    .bind(id)
+    .execute(&mut *c)
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// The questions that got the answer of `id` with it (its duplicates), undelivered.
+///
+/// # Errors
+/// Database errors.
+pub async fn answered_with(c: &mut SqliteConnection, id: &str) -> Result<Vec<QuestionRow>> {
+    Ok(sqlx::query_as(&format!(
+        "{SELECT} WHERE q.duplicate_of = ? AND q.status = 'answered' AND q.delivered = 0"
+    ))
+    .bind(id)
+    .fetch_all(&mut *c)
+    .await?)
+}
+
+/// How many forks and questions written since `since` stand in `status` or were sent back
+/// (`reworks > 0`) when `status` is `rework`.
+///
+/// # Errors
+/// Database errors.
+pub async fn count_since(
+    c: &mut SqliteConnection,
+    status: QuestionStatus,
+    since: i64,
+) -> Result<u32> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT COUNT(*) FROM questions WHERE created_at >= ?
+           AND (status = ? OR (? = 'rework' AND reworks > 0))",
+    )
+    .bind(since)
+    .bind(status.name())
+    .bind(status.name())
+    .fetch_one(&mut *c)
+    .await?;
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
 /// The questions judged duplicates of `id`, on lines not finished.

@@ -233,6 +233,19 @@ pub async fn set_outcome(c: &mut SqliteConnection, id: i64, outcome: RunOutcome)
     Ok(())
 }
 
+/// What the runs that ended since `since` cost together.
+///
+/// # Errors
+/// Database errors.
+pub async fn cost_since(c: &mut SqliteConnection, since: i64) -> Result<f64> {
+    Ok(
+        sqlx::query_scalar("SELECT COALESCE(SUM(cost_usd), 0.0) FROM runs WHERE finished_at >= ?")
+            .bind(since)
+            .fetch_one(&mut *c)
+            .await?,
+    )
+}
+
 /// The stream-json logs of a step's runs, oldest first.
 ///
 /// # Errors

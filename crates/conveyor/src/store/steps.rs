@@ -258,6 +258,22 @@ pub async fn set_session(c: &mut SqliteConnection, id: &str, session_id: &str) -
     Ok(())
 }
 
+/// Removes the line's `answer` steps that have not started and carry nothing any more (an
+/// answer taken back).
+///
+/// # Errors
+/// Database errors.
+pub async fn drop_unstarted_answer(c: &mut SqliteConnection, line_id: &str) -> Result<()> {
+    sqlx::query(
+        "DELETE FROM steps WHERE line_id = ? AND kind = 'answer' AND state = 'pending'
+           AND attempts = 0",
+    )
+    .bind(line_id)
+    .execute(&mut *c)
+    .await?;
+    Ok(())
+}
+
 /// Appends a pending step on `conn` (inside the caller's transaction); returns its id.
 ///
 /// # Errors
@@ -291,14 +307,18 @@ pub async fn set_state(
     Ok(())
 }
 
-/// The step's attempt `attempt` starts: `running`, its last error cleared.
+/// The step's attempt `attempt` starts: `running`, its last error cleared, the time kept (an
+/// answer given before it can no longer change).
 ///
 /// # Errors
 /// Database errors.
 pub async fn start_attempt(c: &mut SqliteConnection, id: &str, attempt: i64) -> Result<()> {
-    sqlx::query("UPDATE steps SET state = 'running', attempts = ?, error = NULL WHERE id = ?")
-        .bind(attempt)
-        .bind(id)
+    sqlx::query(
+        "UPDATE steps SET state = 'running', attempts = ?, error = NULL, started_at = ? WHERE id = ?",
+    )
+    .bind(attempt)
+    .bind(super::now_ms())
+    .bind(id)
         .execute(&mut *c)
         .await?;
     Ok(())

@@ -391,6 +391,34 @@ async fn questions_are_answered_with_an_option_or_text() {
     assert_eq!(block["decided"].as_array().map(Vec::len), Some(0), "{r}");
     assert_eq!(block["answered"][0]["id"].as_str(), Some(qid), "{r}");
     assert_eq!(block["answered"][0]["answer"].as_str(), Some("pg"), "{r}");
+    assert_eq!(block["answered"][0]["changeable"], true, "{r}");
+    // Last night at a glance: the queued line counts as running; nothing judged away yet.
+    let night = &r["night"];
+    assert!(night["since"].is_string(), "{r}");
+    assert_eq!(
+        (
+            &night["running"],
+            &night["awaiting_acceptance"],
+            &night["sent_back"],
+            &night["duplicates"]
+        ),
+        (&json!(1), &json!(0), &json!(0), &json!(0)),
+        "{r}"
+    );
+    assert_eq!(night["window_threshold_usd"], 50.0, "{r}");
+    // Taken back before its step starts: decided again, its answer step gone; then again.
+    let (s, v) = call(&d, "DELETE", &answer, None).await;
+    assert_eq!(
+        (s, v["status"].as_str(), v["answer"].is_null()),
+        (StatusCode::OK, Some("decided"), true),
+        "{v}"
+    );
+    let r = call(&d, "DELETE", &answer, None).await;
+    assert_code(&r, StatusCode::CONFLICT, "invalid_state");
+    let (_, v) = call(&d, "GET", &format!("/api/lines/{id}"), None).await;
+    assert_eq!(v["steps"].as_array().map(Vec::len), Some(0), "{v}");
+    let (s, _) = call(&d, "POST", &answer, Some(json!({"option": "pg"}))).await;
+    assert_eq!(s, StatusCode::OK);
     let (_, v) = call(&d, "GET", &format!("/api/lines/{id}"), None).await;
     let kinds: Vec<&str> = v["steps"]
         .as_array()
