@@ -198,6 +198,13 @@ mod tests {
             refused(409, Some(Api::InvalidState)).code,
             ErrorCode::InvalidState
         );
+        // An answer whose step has started: a state refusal, its own code beside it so the
+        // card can say why.
+        let started = refused(409, Some(Api::AnswerStarted));
+        assert_eq!(
+            (started.code, started.daemon_code),
+            (ErrorCode::InvalidState, Some(Api::AnswerStarted))
+        );
         assert_eq!(
             refused(401, Some(Api::Unauthorized)).code,
             ErrorCode::Unauthorized

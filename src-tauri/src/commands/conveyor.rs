@@ -117,6 +117,17 @@ pub async fn conveyor_answer(
     Ok(conveyor.client()?.answer(&id, &answer).await?)
 }
 
+/// Takes an answer back while its `answer` step has not started: the question as it was before
+/// the answer. After the step started the daemon refuses with `answer_started` (the app's
+/// `daemon` code, the daemon's code beside it).
+#[tauri::command]
+pub async fn conveyor_take_back(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+) -> Result<Question, AppError> {
+    Ok(conveyor.client()?.take_back(&id).await?)
+}
+
 #[tauri::command]
 pub async fn conveyor_budget(conveyor: State<'_, Conveyor>) -> Result<Budget, AppError> {
     Ok(conveyor.client()?.budget().await?)
