@@ -23,6 +23,8 @@ describe('reviewKey', () => {
 
   it('without a code (some platforms), reads the character, a Russian letter as the Latin one on its key', () => {
     expect(['j', 'J', 'о', 'л', 'щ', 'ф'].map((k) => reviewKey(press(k, ''))?.kind)).toEqual(['next', 'next', 'next', 'prev', 'open', 'accept']);
+    expect(reviewKey(press('г', 'Unidentified'))?.kind).toBe('takeBack');
+    expect(reviewKey(press('2', 'Unidentified'))).toEqual({ kind: 'option', n: 2 });
     // The key decides by its place, not its letter: `о` on the J key is `j`, not `o`.
     expect(reviewKey(press('o', 'KeyJ'))?.kind).toBe('next');
   });

@@ -61,10 +61,12 @@ export function reviewKey(e: KeyLike): ReviewAction | null {
   // `?` is Shift+/ on an English layout and Shift+7 on a Russian one: the character decides,
   // and Shift with the `/` key (a `,` on a Russian layout) too.
   if (e.key === '?' || (e.code === 'Slash' && e.shiftKey)) return { kind: 'help' };
-  const digit = /^(?:Digit|Numpad)([1-9])$/.exec(e.code)?.[1] ?? (e.code ? undefined : /^[1-9]$/.exec(e.key)?.[0]);
+  // No physical key known (a synthetic event, an on-screen keyboard): the character.
+  const code = e.code === 'Unidentified' ? '' : e.code;
+  const digit = /^(?:Digit|Numpad)([1-9])$/.exec(code)?.[1] ?? (code ? undefined : /^[1-9]$/.exec(e.key)?.[0]);
   if (digit) return e.shiftKey ? null : { kind: 'option', n: Number(digit) };
   if (e.shiftKey) return null;
-  const letter = BY_CODE[e.code] ?? (e.code ? undefined : byCharacter(e.key));
+  const letter = BY_CODE[code] ?? (code ? undefined : byCharacter(e.key));
   return letter ? LETTERS[letter] : null;
 }
 

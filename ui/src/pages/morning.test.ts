@@ -41,7 +41,7 @@ function daemon(projects: { id: string; name: string; questions: Question[] }[],
   api.review.mockImplementation(async () => review());
   api.answer.mockImplementation(async (id: string, a: Answer) => {
     const q = qs.get(id)!;
-    if (q.status === 'answered' && !q.changeable) throw new IpcError('daemon', 'the answer step has started', null, 'answer_started');
+    if (q.status === 'answered' && !q.changeable) throw new IpcError('invalid_state', 'question: the answer step has started', null, 'answer_started');
     const next: Question = {
       ...q,
       status: 'answered',
@@ -54,7 +54,7 @@ function daemon(projects: { id: string; name: string; questions: Question[] }[],
   });
   api.takeBack.mockImplementation(async (id: string) => {
     const q = qs.get(id)!;
-    if (!q.changeable) throw new IpcError('daemon', 'the answer step has started', null, 'answer_started');
+    if (!q.changeable) throw new IpcError('invalid_state', 'question: the answer step has started', null, 'answer_started');
     const back: Question = { ...q, status: 'validated', answer: null, changeable: false, answered_at: null };
     qs.set(id, back);
     return back;
@@ -269,6 +269,33 @@ describe('the keys', () => {
     expect(announced()).toBe('У вопроса нет варианта 5');
   });
 
+  it('at typing speed the focus goes on before the daemon answers; a question whose answer is on its way takes no second one', async () => {
+    await open();
+    const answer = api.answer.getMockImplementation()!;
+    const waiting: (() => void)[] = [];
+    api.answer.mockImplementation((id: string, a: Answer) => new Promise((r) => waiting.push(() => r(answer(id, a)))));
+    await press('1');
+    expect(focusedCard()).toBe('q2');
+    expect(card('q1').dataset.status).toBe('validated');
+    await press('1', 'ru');
+    expect(focusedCard()).toBe('q3');
+    await press('2');
+    // q3 was the last: the next open one not on its way is none, so the focus stays.
+    expect(focusedCard()).toBe('q3');
+    await press('1');
+    expect(api.answer.mock.calls).toEqual([
+      ['q1', { option: '8080' }],
+      ['q2', { option: 'alpha' }],
+      ['q3', { option: 'no' }],
+    ]);
+    for (const done of waiting.splice(0)) done();
+    await flush();
+    await flush();
+    expect(['q1', 'q2', 'q3'].map((id) => card(id).dataset.status)).toEqual(['answered', 'answered', 'answered']);
+    expect(screen.getByTestId('review-progress').textContent).toContain('отвечено 3 из 3');
+    expect(focusedCard()).toBe('q3');
+  });
+
   it('e goes to the answer box; typing there triggers no key; Enter sends, Shift+Enter does not; Esc leaves', async () => {
     await open();
     await press('j');
@@ -469,7 +496,8 @@ describe('changing an answer and taking it back', () => {
     await press('u');
     expect(api.takeBack).toHaveBeenCalledWith('q1');
     const error = card('q1').querySelector<HTMLElement>('[data-testid=answer-error]')!;
-    expect(error.dataset.code).toBe('daemon');
+    // The app's code is a state refusal; the daemon's says why.
+    expect(error.dataset.code).toBe('invalid_state');
     expect(error.textContent).toContain('Шаг, несущий этот ответ линии, уже начался');
     expect(error.querySelector('.raw')?.textContent).toContain('the answer step has started');
     expect(announced()).toBe('Шаг, несущий этот ответ линии, уже начался: изменить или забрать ответ нельзя.');

@@ -14,9 +14,11 @@ export interface Worded {
   raw: string | null;
 }
 
-/** A failed call's error: by the daemon's code when the daemon gave one, else by the app's. */
+/** A failed call's error: by the daemon's code when the daemon gave one (it says more than the
+ * app's: `invalid_state` with `answer_started` is an answer whose step has started), else by
+ * the app's. */
 export function wordError(e: IpcError): Worded {
-  if (e.code === 'daemon' && e.daemonCode) return { text: t(`daemonError.${e.daemonCode}`), raw: e.message || null };
+  if (e.daemonCode) return { text: t(`daemonError.${e.daemonCode}`), raw: e.message || null };
   if (DAEMON_TEXT.includes(e.code)) return { text: t(`error.${e.code}`), raw: e.message || null };
   return { text: t(`error.${e.code}`, { message: e.message }), raw: null };
 }

@@ -52,6 +52,14 @@ describe("the daemon's codes", () => {
     expect(wordError(e)).toEqual({ text: 'Такого проекта нет.', raw: 'no project p9' });
     i18n.lang = 'en';
     expect(wordError(e).text).toBe('No such project.');
+    // The daemon's code says more than the app's: a state refusal because the answer's step
+    // has started.
+    i18n.lang = 'ru';
+    expect(wordError(new IpcError('invalid_state', 'question q1: started', null, 'answer_started'))).toEqual({
+      text: 'Шаг, несущий этот ответ линии, уже начался: изменить или забрать ответ нельзя.',
+      raw: 'question q1: started',
+    });
+    i18n.lang = 'en';
     // Without the daemon's code: the app's words, the text still beneath.
     expect(wordError(new IpcError('daemon', 'bad gateway', null))).toEqual({
       text: 'The daemon answered with an error.',

@@ -263,7 +263,7 @@ describe('ConveyorStore', () => {
     api.review.mockResolvedValue(reviewOf());
     await s.answer('q1', { option: '9090' });
     api.review.mockClear();
-    api.takeBack.mockRejectedValue(new IpcError('daemon', 'started', null, 'answer_started'));
+    api.takeBack.mockRejectedValue(new IpcError('invalid_state', 'started', null, 'answer_started'));
     expect(await s.takeBack('q1')).toBe(false);
     expect(s.errors[questionKey('q1')]?.daemonCode).toBe('answer_started');
     expect(api.review).toHaveBeenCalledTimes(1);

@@ -2,6 +2,7 @@
 // whether the keys' help is open, and what was last said to a screen reader; and what each
 // key does. The morning's list itself is the conveyor store's (`review`, `answered`); this
 // derives the page's blocks, the order the keys walk and the progress from it.
+import { tick } from 'svelte';
 import { t } from '../i18n/index.svelte';
 import { wordError } from '../i18n/codes';
 import type { ReviewAction } from '../keys';
@@ -129,18 +130,27 @@ export class Morning {
   /** Whether the keys may answer `q` now: it is open, or its answer is being changed. An
    * answered one says how to change it. */
   private answerable(q: Question): boolean {
+    // Its answer is on its way: a second key press is not a second answer.
+    if (this.inFlight(q.id)) return false;
     if (isOpen(q) || this.changing === q.id) return true;
     if (q.status === 'answered') this.say(t(q.changeable ? 'announce.answeredAlready' : 'announce.notChangeable'));
     return false;
   }
 
   /**
-   * Sends an answer (or a changed one). An open question answered hands the focus to the next
-   * open one, when the focus is still on it; when none is left, the morning is done.
+   * Sends an answer (or a changed one). At keyboard speed the focus goes on at once to the
+   * next open question not already waiting for its own answer, while this one is on its way;
+   * a refusal is said and shown on its card. When none is left, the morning is done.
    */
   async answer(q: Question, answer: Answer): Promise<boolean> {
     const wasOpen = isOpen(q);
-    const next = wasOpen ? nextOpen(this.cards, q.id) : null;
+    if (wasOpen && this.focusedId === q.id) {
+      const next = nextOpen(
+        this.cards.filter((c) => c.id === q.id || !this.inFlight(c.id)),
+        q.id,
+      );
+      if (next) this.focusOn(next);
+    }
     const ok = await this.store.answer(q.id, answer);
     if (!ok) {
       this.sayError(q.id);
@@ -149,12 +159,22 @@ export class Morning {
     const text = 'option' in answer ? answer.option : answer.text;
     this.say(t(wasOpen ? 'announce.answered' : 'announce.changed', { answer: text }));
     if (this.changing === q.id) this.changing = null;
-    if (this.focusedId === q.id) {
-      if (next && this.cards.some((c) => c.id === next && isOpen(c))) this.focusOn(next);
-      else this.focusOn(q.id);
-      if (this.progress.done) this.say(t('announce.done'));
-    }
+    if (wasOpen && this.progress.done) this.say(t('announce.done'));
+    await this.keepFocus(q.id);
     return true;
+  }
+
+  /** Whether `id`'s answer (or take-back) is on its way. */
+  private inFlight(id: string): boolean {
+    return this.store.busy[questionKey(id)] ?? false;
+  }
+
+  /** After a card changed under the focus (its options gone, or the card re-made): the
+   * focus, when it fell to the page, goes back to the question it was on. */
+  private async keepFocus(id: string): Promise<void> {
+    await tick();
+    const active = typeof document === 'undefined' ? null : document.activeElement;
+    if (this.focusedId === id && (!active || active === document.body)) this.focusOn(id);
   }
 
   /** `o`: the question's line on the Lines page. */
@@ -185,7 +205,7 @@ export class Morning {
     if (this.changing === q.id) this.changing = null;
     this.say(t('announce.takenBack'));
     // Its card moves back to the open ones: the focus goes with it.
-    if (this.focusedId === q.id) this.focusOn(q.id);
+    await this.keepFocus(q.id);
     return true;
   }
 
