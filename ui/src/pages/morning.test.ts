@@ -386,6 +386,30 @@ describe('accepting from the morning page', () => {
     expect(api.accept).toHaveBeenCalledWith('b');
     expect(announced()).toBe('Линия «Cache» принята');
   });
+
+  it("an accepted line's questions leave the page, those answered here too; the focus goes to the first left", async () => {
+    const { store } = await open();
+    await press('j');
+    await press('j');
+    await press('1');
+    expect(card('q3').dataset.status).toBe('answered');
+    api.lines.mockResolvedValue(lines({ b: 'awaiting_acceptance' }));
+    api.accept.mockResolvedValue(line('b', 'accepted', { title: 'Cache', project_id: 'p2' }));
+    const stillOpen = reviewOf([reviewProject({ questions: [q1, q2] })]);
+    await store.reload(['lines']);
+    await flush();
+    api.review.mockResolvedValue(stillOpen);
+    api.lines.mockResolvedValue(lines({ b: 'accepted' }));
+    // The answer sent the focus round to the first open question; back to q3.
+    expect(focusedCard()).toBe('q1');
+    await press('j');
+    await press('j');
+    expect(focusedCard()).toBe('q3');
+    await press('a');
+    expect(api.accept).toHaveBeenCalledWith('b');
+    expect(screen.queryAllByTestId('question').map((c) => c.dataset.questionId)).toEqual(['q1', 'q2']);
+    expect(focusedCard()).toBe('q1');
+  });
 });
 
 describe("the morning's progress", () => {

@@ -30,10 +30,16 @@ export class Morning {
   /** The last outcome, for screen readers (an `aria-live` region). */
   announcement = $state('');
 
-  blocks = $derived.by(() => blocksOf(this.store.review, this.store.answered));
-  orphans = $derived.by(() => orphansOf(this.store.review, this.store.answered));
+  /** The answers given in this app, but those of lines accepted or cancelled since: the
+   * daemon lists them no more, and neither does the page. */
+  here = $derived.by(() => {
+    const gone = new Set(this.store.lines.filter((l) => l.state === 'accepted' || l.state === 'cancelled').map((l) => l.id));
+    return this.store.answered.filter((q) => !gone.has(q.line_id));
+  });
+  blocks = $derived.by(() => blocksOf(this.store.review, this.here));
+  orphans = $derived.by(() => orphansOf(this.store.review, this.here));
   cards = $derived.by(() => cardsOf(this.blocks, this.orphans));
-  progress = $derived.by(() => progressOf(this.store.review, this.cards, this.store.answered));
+  progress = $derived.by(() => progressOf(this.store.review, this.cards, this.here));
   focused = $derived.by(() => this.cards.find((q) => q.id === this.focusedId) ?? null);
 
   constructor(store: ConveyorStore, openLine: (id: string) => void = () => {}) {
@@ -217,8 +223,11 @@ export class Morning {
       return false;
     }
     const ok = await this.store.accept(line.id);
-    if (ok) this.say(t('announce.accepted', { title: line.title }));
-    else {
+    if (ok) {
+      this.say(t('announce.accepted', { title: line.title }));
+      // Its questions leave the list.
+      await this.store.reload(['review']);
+    } else {
       const e = this.store.error(lineKey(line.id));
       if (e) this.say(wordError(e).text);
     }
