@@ -40,14 +40,28 @@ export function startMock() {
       child.stdout.removeAllListeners('data');
       child.removeAllListeners('exit');
       const url = `http://127.0.0.1:${m[1]}`;
+      const admin = async (what, body) => {
+        const r = await fetch(`${url}/_mock/${what}`, { method: 'POST', body: JSON.stringify(body) });
+        if (r.status !== 204) throw new Error(`mock ${what}: ${r.status}`);
+      };
       resolve({
         url,
         async script(session, steps) {
-          const r = await fetch(`${url}/_mock/script`, {
-            method: 'POST',
-            body: JSON.stringify({ session, steps }),
-          });
-          if (r.status !== 204) throw new Error(`mock script: ${r.status}`);
+          await admin('script', { session, steps });
+        },
+        /** The script of every session that runs a step of `kind` (any line) and has no
+         * script of its own or of its line: e.g. every judge run, each in a fresh session. */
+        async scriptKind(kind, steps) {
+          await admin('script', { kind, steps });
+        },
+        /** The script of every session that runs a step of `kind` for line `line` (`*`: any
+         * kind), e.g. a line queued by the test whose session it cannot script in advance. */
+        async scriptLine(line, steps, kind = '*') {
+          await admin('script', { line, kind, steps });
+        },
+        /** Lets the held turns of `session` answer (and any it holds later). */
+        async release(session) {
+          await admin('release', { session });
         },
         async log() {
           return (await fetch(`${url}/_mock/log`)).json();
@@ -86,15 +100,19 @@ export const writePlan = (plan) => bash(`cat > "$CONVEYOR_PLAN" <<'PLAN'\n${JSON
  * ids, so each is read from the prompt by the start of its entry's text (as the Rust tests'
  * `judge_verdict` does); characters other than letters, digits and spaces match any character.
  */
-export function judgeVerdict(calls) {
+export function judgeVerdict(calls, { onlyIfAsked = false } = {}) {
+  const loose = (text) => text.replace(/[^\p{L}\p{N} ]/gu, '.');
   const entries = calls.map(([text, verdict, why = `scripted: ${verdict}`]) => {
-    const loose = text.replace(/[^\p{L}\p{N} ]/gu, '.');
-    return { id: `{{prompt:id: ([0-9a-f-]+)[^a-z]+kind: [a-z]+[^a-z]+text: ${loose}}}`, verdict, why };
+    return { id: `{{prompt:id: ([0-9a-f-]+)[^a-z]+kind: [a-z]+[^a-z]+text: ${loose(text)}}}`, verdict, why };
   });
+  // `onlyIfAsked`: the file is named only when the prompt carries the first entry's text, so
+  // one judge script can hold a verdict per line: a judge run of another line gets an empty
+  // path, its Write fails (a tool error the run goes on from) and the next verdict is tried.
+  const gate = onlyIfAsked ? `(?=[\\s\\S]*text: ${loose(calls[0][0])})[\\s\\S]*?` : '';
   return {
     tool: 'Write',
     input: {
-      file_path: '{{prompt:verdict with the Write tool to ([^ ]+) }}',
+      file_path: `{{prompt:${gate}verdict with the Write tool to ([^ ]+) }}`,
       content: JSON.stringify({ entries }),
     },
   };

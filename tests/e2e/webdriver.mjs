@@ -2,6 +2,9 @@
 // tauri-driver: sessions, elements, clicks, typing, text, script, screenshots. No npm
 // dependency, nothing that could try to download a browser or a driver.
 
+/** WebDriver's codes for keys that are not characters. */
+export const Key = { ENTER: '\uE007', ESCAPE: '\uE00C', SHIFT: '\uE008' };
+
 // The W3C element key; WebKitWebDriver 2.50 answers with a key ending in "cecf" instead, so
 // an element reference is read as the single value of its object.
 const elementId = (ref) => Object.values(ref)[0];
@@ -56,6 +59,24 @@ export class WebDriver {
         throw e;
       }
     }, `${action} on ${css}`, timeoutMs);
+  }
+
+  /**
+   * Presses keys where the focus is, as a keyboard does (W3C key actions: a keydown and a
+   * keyup each, no click, no element targeted). Each argument is a character, a `Key`, or an
+   * array pressed together (`[Key.SHIFT, '/']`). A string of several characters is typed one
+   * by one.
+   */
+  async keys(...presses) {
+    const actions = [];
+    for (const p of presses) {
+      const chords = Array.isArray(p) ? [p] : [...p].map((c) => [c]);
+      for (const chord of chords) {
+        for (const c of chord) actions.push({ type: 'keyDown', value: c });
+        for (const c of [...chord].reverse()) actions.push({ type: 'keyUp', value: c });
+      }
+    }
+    await request(this.url('/actions'), 'POST', { actions: [{ type: 'key', id: 'keyboard', actions }] });
   }
 
   async text(css) {
