@@ -18,19 +18,34 @@ use crate::{Result, plan};
 use super::checks::run_checks;
 use super::{is_cancelled, next_step, plan_path};
 
+/// What a finished run leaves for [`finish_step`] to decide on.
+pub(super) struct Finished<'a> {
+    pub run_id: i64,
+    pub worktree: &'a Path,
+    pub checkpoint: &'a str,
+    pub checks: &'a [Check],
+    /// Times the Stop hook blocked.
+    pub blocks: u32,
+    /// The questions whose answers the run's prompt carried.
+    pub carried: &'a [String],
+}
+
 /// After `is_error:false`: the daemon's own checks decide; green → checkpoint.
-#[allow(clippy::too_many_arguments)]
 pub(super) async fn finish_step(
     sh: &Shared,
     line: &LineRow,
     step: &StepRow,
-    run_id: i64,
-    worktree: &Path,
-    checkpoint: &str,
-    checks: &[Check],
-    blocks: u32,
+    f: Finished<'_>,
     cancel: &CancellationToken,
 ) -> Result<()> {
+    let Finished {
+        run_id,
+        worktree,
+        checkpoint,
+        checks,
+        blocks,
+        carried,
+    } = f;
     let kind = step.kind;
     let mut planned = None;
     let red = if kind == StepKind::Planner {
@@ -101,6 +116,7 @@ pub(super) async fn finish_step(
             run_id,
             sha: &sha,
             plan: planned.as_ref().map(|p| (p.level, p.steps.as_slice())),
+            carried,
         },
     )
     .await?;

@@ -18,7 +18,7 @@ use crate::store::runs::{self, Ended, NewRun, RunOutcome};
 use crate::store::{self, LineRow, StepRow, now_ms};
 use crate::{Result, hook, plan, prompt};
 
-use super::finish::{fail_step, finish_step, stop_line};
+use super::finish::{Finished, fail_step, finish_step, stop_line};
 use super::miss::{budget_cap_hit, usage_limit_hit};
 use super::{SESSION_TRIES, give_to_agent, ingest_journal, is_cancelled, journal_path, plan_path};
 
@@ -95,8 +95,13 @@ pub(super) async fn run_step(
         store::steps::start_attempt(&mut *sh.store.conn().await?, &step.id, attempt).await?;
         // Anton's answers are read once the attempt has started, never before: from then on
         // they can no longer change (an answer changed a moment earlier is the one sent).
-        let answers =
+        let undelivered =
             store::questions::undelivered_answers(&mut *sh.store.conn().await?, &line.id).await?;
+        let answers: Vec<(String, String)> = undelivered
+            .iter()
+            .map(|u| (u.question.clone(), u.answer.clone()))
+            .collect();
+        let carried: Vec<String> = undelivered.into_iter().map(|u| u.id).collect();
         sh.set_line_state(&line.id, line_state, None, None).await?;
         if cancel.is_cancelled() || is_cancelled(sh, &line.id).await? {
             // Cancelled (by Anton, or the daemon stops) before the agent started: start none.
@@ -180,11 +185,14 @@ pub(super) async fn run_step(
                     sh,
                     line,
                     step,
-                    run_id,
-                    &worktree,
-                    &checkpoint,
-                    &checks,
-                    blocks,
+                    Finished {
+                        run_id,
+                        worktree: &worktree,
+                        checkpoint: &checkpoint,
+                        checks: &checks,
+                        blocks,
+                        carried: &carried,
+                    },
                     cancel,
                 )
                 .await;

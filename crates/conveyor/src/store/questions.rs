@@ -401,16 +401,25 @@ pub async fn duplicates_of(c: &mut SqliteConnection, id: &str) -> Result<Vec<Que
     .await?)
 }
 
-/// `(question, answer)` of the line's answers not yet given to the agent.
+/// An answer on its way to the agent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Undelivered {
+    /// The question's id.
+    pub id: String,
+    pub question: String,
+    pub answer: String,
+}
+
+/// The line's answers not yet given to the agent, oldest first.
 ///
 /// # Errors
 /// Database errors.
 pub async fn undelivered_answers(
     c: &mut SqliteConnection,
     line_id: &str,
-) -> Result<Vec<(String, String)>> {
-    let rows: Vec<(Option<String>, String)> = sqlx::query_as(
-        "SELECT j.text, q.answer FROM questions q JOIN journal j ON j.id = q.journal_id
+) -> Result<Vec<Undelivered>> {
+    let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
+        "SELECT q.id, j.text, q.answer FROM questions q JOIN journal j ON j.id = q.journal_id
          WHERE q.line_id = ? AND q.status = 'answered' AND q.delivered = 0 AND q.answer IS NOT NULL
          ORDER BY q.answered_at",
     )
@@ -419,19 +428,26 @@ pub async fn undelivered_answers(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(q, a)| (q.unwrap_or_default(), a))
+        .map(|(id, q, a)| Undelivered {
+            id,
+            question: q.unwrap_or_default(),
+            answer: a,
+        })
         .collect())
 }
 
-/// The line's answers reached the agent (its step succeeded).
+/// These answers reached the agent (the step whose prompt carried them succeeded). Only these:
+/// an answer given while that step ran was not in its prompt, and waits for the next.
 ///
 /// # Errors
 /// Database errors.
-pub async fn mark_delivered(c: &mut SqliteConnection, line_id: &str) -> Result<()> {
-    sqlx::query("UPDATE questions SET delivered = 1 WHERE line_id = ? AND status = 'answered'")
-        .bind(line_id)
-        .execute(&mut *c)
-        .await?;
+pub async fn mark_delivered(c: &mut SqliteConnection, ids: &[String]) -> Result<()> {
+    for id in ids {
+        sqlx::query("UPDATE questions SET delivered = 1 WHERE id = ? AND status = 'answered'")
+            .bind(id)
+            .execute(&mut *c)
+            .await?;
+    }
     Ok(())
 }
 

@@ -393,6 +393,8 @@ pub struct Done<'a> {
     pub sha: &'a str,
     /// A planner's level and steps (they become executor steps).
     pub plan: Option<(Level, &'a [crate::plan::PlannedStep])>,
+    /// The questions whose answers the step's prompt carried: delivered now.
+    pub carried: &'a [String],
 }
 
 /// Records a successful step, in one transaction: the run ok, the step done at its
@@ -412,7 +414,7 @@ pub async fn record_done(c: &mut SqliteConnection, d: Done<'_>) -> Result<()> {
     .execute(&mut *tx)
     .await?;
     lines::set_checkpoint(&mut tx, d.line_id, d.sha).await?;
-    questions::mark_delivered(&mut tx, d.line_id).await?;
+    questions::mark_delivered(&mut tx, d.carried).await?;
     // What a rework step carried back is judged again.
     questions::reworked(&mut tx, d.step_id).await?;
     if let Some((level, steps)) = d.plan {
@@ -453,6 +455,7 @@ mod tests {
             run_id: run,
             sha: "abc",
             plan: Some((plan.level, &plan.steps)),
+            carried: &[],
         };
         // The second executor step cannot be written (as if the daemon died in between).
         testing::exec(
