@@ -1142,7 +1142,7 @@ mod tests {
                 .into_iter()
                 .map(|u| u.id)
                 .collect();
-        assert_eq!(carried, [first.clone()]);
+        assert_eq!(carried, std::slice::from_ref(&first));
         // While it runs, the second question is answered: a new answer step is queued.
         assert_eq!(
             answer(&sh, &question(&sh, &second).await, "b")
