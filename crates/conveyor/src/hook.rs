@@ -8,7 +8,7 @@
 //! file. After the run the daemon runs the checks again itself and trusts only that.
 //!
 //! Every run's settings file is written by one function, [`write_settings`]: a step's Stop
-//! hook above, a judge's Stop and PreToolUse hooks (`conveyord hook …`, see `crate::judge`),
+//! hook above, a judge's Stop and PreToolUse hooks (`conveyord hook …`, see the judge module),
 //! and the never-autonomous guard to come, side by side in one file.
 
 use std::path::{Path, PathBuf};
