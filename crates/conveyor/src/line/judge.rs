@@ -30,6 +30,9 @@ use super::step::{budget_cap, invocation, record_run_end, run_agent};
 /// Failed judge runs of one step before its entries are shown to Anton as asked.
 pub(crate) const JUDGE_RUNS: i64 = 3;
 
+/// How many of the project's latest decisions the judge's prompt carries.
+const DECISIONS_IN_PROMPT: i64 = 15;
+
 /// The most the prompt carries of the diff and of the memory, in bytes.
 const DIFF_MAX: usize = 30_000;
 const MEMORY_MAX: usize = 30_000;
@@ -314,19 +317,7 @@ pub(super) async fn run_judge(
         });
     }
     let diff = line_diff_text(sh, line).await;
-    let decisions: Vec<String> = questions::decisions(
-        &mut *sh.store.conn().await?,
-        Some(&line.project_id),
-        false,
-        15,
-    )
-    .await?
-    .into_iter()
-    .map(|d| match d.why {
-        Some(w) => format!("{} (why: {w})", d.text),
-        None => d.text,
-    })
-    .collect();
+    let decisions = super::latest_decisions(sh, &line.project_id, DECISIONS_IN_PROMPT).await?;
     let ids: Vec<String> = entries.iter().map(|q| q.id.clone()).collect();
     let open_ids: Vec<String> = open.iter().map(|(id, _)| id.clone()).collect();
     let now = sh.clock.now_ms();
@@ -763,6 +754,9 @@ pub(crate) async fn answer(
     // Whether the answer may (still) be given is decided by the write itself, so an answer
     // step starting meanwhile cannot slip between a check and the write.
     if !questions::answer(&mut tx, &q.id, text, now).await? {
+        // Rolled back now, not when the pool next uses the connection: the write lock the
+        // statement took must not outlive this call.
+        tx.rollback().await?;
         return Ok(Err(AnswerRefused::Started));
     }
     let mut all = vec![q.clone()];
@@ -841,10 +835,13 @@ pub(crate) async fn take_back(
         return Ok(Err(AnswerRefused::NotAnswered));
     }
     let mut tx = sh.store.begin().await?;
-    let with = questions::answered_with(&mut tx, &q.id).await?;
+    // The write first: a transaction that reads before it writes can be refused the write
+    // lock outright (SQLite's busy error, no waiting) when another writer came in between.
     if !questions::take_back(&mut tx, &q.id).await? {
+        tx.rollback().await?;
         return Ok(Err(AnswerRefused::Started));
     }
+    let with = questions::answered_with(&mut tx, &q.id).await?;
     let mut lines = std::collections::BTreeSet::from([q.line_id.clone()]);
     for d in &with {
         questions::take_back(&mut tx, &d.id).await?;

@@ -332,6 +332,21 @@ pub async fn ingest_journal(sh: &Shared, line_id: &str, step_id: Option<&str>) -
     Ok(())
 }
 
+/// The project's latest `limit` decisions taken without Anton, as prompt lines (`text (why:
+/// …)`): the catalogue fed back to the agents and the judge.
+async fn latest_decisions(sh: &Shared, project_id: &str, limit: i64) -> Result<Vec<String>> {
+    Ok(
+        store::questions::decisions(&mut *sh.store.conn().await?, Some(project_id), false, limit)
+            .await?
+            .into_iter()
+            .map(|d| match d.why {
+                Some(w) => format!("{} (why: {w})", d.text),
+                None => d.text,
+            })
+            .collect(),
+    )
+}
+
 async fn is_cancelled(sh: &Shared, line_id: &str) -> Result<bool> {
     Ok(
         store::lines::state_of(&mut *sh.store.conn().await?, line_id).await?

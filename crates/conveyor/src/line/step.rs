@@ -73,19 +73,7 @@ pub(super) async fn run_step(
         checks.clone()
     };
     // The catalogue is used, not only kept: the project's latest decisions go into the prompt.
-    let decisions: Vec<String> = store::questions::decisions(
-        &mut *sh.store.conn().await?,
-        Some(&line.project_id),
-        false,
-        DECISIONS_IN_PROMPT,
-    )
-    .await?
-    .into_iter()
-    .map(|d| match d.why {
-        Some(w) => format!("{} (why: {w})", d.text),
-        None => d.text,
-    })
-    .collect();
+    let decisions = super::latest_decisions(sh, &line.project_id, DECISIONS_IN_PROMPT).await?;
     let mut resume = line.session_started;
     // A first run refused with "already in use" is retried with --resume; a --resume of a
     // session whose first run died before the CLI saved anything is retried with --session-id.
