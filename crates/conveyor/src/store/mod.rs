@@ -90,12 +90,15 @@ impl Store {
         Ok(self.pool.acquire().await?)
     }
 
-    /// Starts a transaction.
+    /// Starts a transaction that writes: `BEGIN IMMEDIATE`, so it takes the write lock at once
+    /// and waits for it (the busy timeout) while another writer holds it. A deferred one that
+    /// reads first and writes later is refused the lock outright when another writer came in
+    /// between (SQLite does not wait there, to avoid a deadlock): "database is locked".
     ///
     /// # Errors
     /// Database errors.
     pub async fn begin(&self) -> Result<Tx> {
-        Ok(self.pool.begin().await?)
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
     }
 
     /// Waits for the connections to close (at shutdown).
