@@ -37,13 +37,13 @@ export const GROUPS: { key: GroupKey; states: LineState[] }[] = [
 ];
 
 /** The filtered lists the morning's glance opens, each with the states it shows. `running`:
- * the states the daemon counts as running for the glance (its `line::ACTIVE`), so that the
+ * the states the daemon counts as running for the glance (its `line::ACTIVE`, and `deploying`), so that the
  * list holds as many lines as the glance's number says. */
 export type LineFilter = 'awaiting_acceptance' | 'running' | 'waiting_answer' | 'needs_human' | 'rolled_back';
 
 export const FILTERS: Record<LineFilter, LineState[]> = {
   awaiting_acceptance: ['awaiting_acceptance'],
-  running: ['queued', 'planning', 'running', 'fixing', 'gate', 'merging', 'waiting_budget'],
+  running: ['queued', 'planning', 'running', 'fixing', 'gate', 'merging', 'waiting_budget', 'deploying'],
   waiting_answer: ['waiting_answer'],
   needs_human: ['needs_human'],
   rolled_back: ['rolled_back'],
