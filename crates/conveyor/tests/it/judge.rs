@@ -549,7 +549,8 @@ async fn kill_9_during_a_judge_run_loses_no_entry_and_judges_none_twice() {
         &[json!({"kind": "question", "text": "Keep the old endpoint?", "options": ["keep", "drop"], "default": "keep"})],
         json!({
             "3.1": [judge_verdict(&[("old endpoint", "decided", None)]), {"text": "held", "hold": true}],
-            "3": [judge_verdict(&[("old endpoint", "validated", None)]), text("judged")],
+            // The verdict also raises the line's level (its plan said light).
+            "3": [judge_verdict_with(&[("old endpoint", "validated", None)], Some("full")), text("judged")],
         }),
     )
     .await;
@@ -592,6 +593,11 @@ async fn kill_9_during_a_judge_run_loses_no_entry_and_judges_none_twice() {
         .find(|s| s.kind == StepKind::Judge)
         .unwrap();
     assert_eq!((judge.state, judge.attempts), (StepState::Done, 2));
+    assert_eq!(
+        w.line.level,
+        Some(conveyor_api::Level::Full),
+        "raised by the verdict"
+    );
     let new_session = judge.session_id.clone().unwrap();
     assert_ne!(new_session, dead_session);
     // The dead run's session got no request after the restart.

@@ -715,6 +715,11 @@ pub const SONNET_REQUEST_USD: f64 = 0.0078;
 /// mock (`{{prompt:…}}`), as is the verdict file's path. The patterns hold no backslash: they
 /// travel inside the JSON text of the file's content.
 pub fn judge_verdict(calls: &[(&str, &str, Option<&str>)]) -> Value {
+    judge_verdict_with(calls, None)
+}
+
+/// [`judge_verdict`] whose verdict also raises the line's level to `level`.
+pub fn judge_verdict_with(calls: &[(&str, &str, Option<&str>)], level: Option<&str>) -> Value {
     let entry = |text: &str| format!("id: ([0-9a-f-]+)[^a-z]+kind: [a-z]+[^a-z]+text: .*?{text}");
     let entries: Vec<Value> = calls
         .iter()
@@ -732,8 +737,12 @@ pub fn judge_verdict(calls: &[(&str, &str, Option<&str>)]) -> Value {
             e
         })
         .collect();
+    let mut verdict = json!({"entries": entries});
+    if let Some(level) = level {
+        verdict["level"] = level.into();
+    }
     json!({"tool": "Write", "input": {
         "file_path": "{{prompt:verdict with the Write tool to ([^ ]+) }}",
-        "content": json!({"entries": entries}).to_string(),
+        "content": verdict.to_string(),
     }})
 }
