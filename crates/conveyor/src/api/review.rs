@@ -11,7 +11,7 @@ use conveyor_api::{
 use serde::Deserialize;
 
 use super::{ApiError, ApiState, AppState};
-use crate::line::judge::{self, AnswerRefused};
+use crate::line::answer::{self, AnswerRefused};
 use crate::store::{self, QuestionRow};
 
 pub fn router() -> Router<ApiState> {
@@ -141,7 +141,7 @@ async fn answer(
         Answer::Text(AnswerText { text }) if has_text(&text) => text,
         Answer::Text(_) => return Err(ApiError::bad_request("text is blank")),
     };
-    if let Err(refused) = judge::answer(&st, &q, &text).await? {
+    if let Err(refused) = answer::answer(&st, &q, &text).await? {
         return Err(refused_error(&id, &refused));
     }
     let q = store::questions::get(&mut *st.store.conn().await?, &id)
@@ -173,7 +173,7 @@ async fn take_back(
     let Some(q) = store::questions::get(&mut *st.store.conn().await?, &id).await? else {
         return Err(ApiError::not_found(format!("no question {id}")));
     };
-    if let Err(refused) = judge::take_back(&st, &q).await? {
+    if let Err(refused) = answer::take_back(&st, &q).await? {
         return Err(refused_error(&id, &refused));
     }
     let q = store::questions::get(&mut *st.store.conn().await?, &id)

@@ -166,7 +166,7 @@ pub(super) async fn fail_step(
     }
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(reason))
         .await?;
-    super::judge::needs_anton(
+    super::answer::needs_anton(
         sh,
         &line.id,
         (
@@ -189,5 +189,5 @@ pub(super) async fn stop_line(
     git::reset_to(worktree, checkpoint).await?;
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Failed, Some(reason))
         .await?;
-    super::judge::needs_anton(sh, &line.id, (code, reason)).await
+    super::answer::needs_anton(sh, &line.id, (code, reason)).await
 }

@@ -51,7 +51,7 @@ async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
     let failures = line.gate_failures + 1;
     store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, failures).await?;
     if failures >= GATE_ROUNDS {
-        return super::judge::needs_anton(
+        return super::answer::needs_anton(
             sh,
             &line.id,
             (
@@ -86,7 +86,7 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
     let (list, main, repo, _) = match checklist(sh, line).await? {
         Ok(c) => c,
         Err(e) => {
-            return super::judge::needs_anton(
+            return super::answer::needs_anton(
                 sh,
                 &line.id,
                 (ReasonCode::ProjectConfig, &e.to_string()),
@@ -190,7 +190,7 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
     let (list, _, repo, main_branch) = match checklist(sh, line).await? {
         Ok(c) => c,
         Err(e) => {
-            return super::judge::needs_anton(
+            return super::answer::needs_anton(
                 sh,
                 &line.id,
                 (ReasonCode::ProjectConfig, &e.to_string()),

@@ -8,6 +8,7 @@
 //! worktree, regression again, compare-and-swap of main) → awaiting_acceptance. A red gate or
 //! merge adds a fixer step (`fixing`); three in a row and the line needs Anton.
 
+pub(crate) mod answer;
 mod checks;
 mod finish;
 mod gate;
@@ -122,7 +123,7 @@ pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
                 .any(|s| s.state == StepState::Failed && s.kind != StepKind::Judge)
             {
                 Action::Nothing
-            } else if let Some((code, why)) = judge::holding(sh, &line.id).await? {
+            } else if let Some((code, why)) = answer::holding(sh, &line.id).await? {
                 Action::Wait(code, why)
             } else {
                 Action::Gate
@@ -234,7 +235,7 @@ async fn advance_once(
             judge::sort(sh, &line).await?;
             sh.announce_questions(&line.id, 0);
         }
-        Action::Wait(code, why) => judge::wait(sh, line_id, (code, why)).await?,
+        Action::Wait(code, why) => answer::wait(sh, line_id, (code, why)).await?,
         Action::Gate => gate(sh, &line, cancel).await?,
         Action::Merge => merge(sh, &line, cancel).await?,
         Action::Nothing => {}
