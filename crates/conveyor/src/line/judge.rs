@@ -5,6 +5,7 @@
 //! one transaction with the step's end, so a kill at any moment leaves every entry either
 //! unjudged (judged again by the next run) or judged once.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use conveyor_api::{DecisionSource, Level, QuestionStatus, StepKind, StepState};
@@ -36,6 +37,7 @@ const DIFF_MAX: usize = 30_000;
 const MEMORY_MAX: usize = 30_000;
 
 /// What the memory rule and the judge's prompt need of the project.
+#[derive(Default)]
 struct Memory {
     /// Absolute paths: memory files in the worktree, and the vault folder.
     paths: Vec<PathBuf>,
@@ -99,6 +101,19 @@ async fn reads_of(sh: &Shared, step_id: &str) -> Result<Reads> {
     Ok(r)
 }
 
+/// What the rules left for the judge, with what was gathered to sort them — the memory, what
+/// each entry's step read, the project's open questions — so that the judge's prompt reads
+/// none of it again.
+#[derive(Default)]
+pub(crate) struct Left {
+    pub entries: Vec<QuestionRow>,
+    mem: Memory,
+    /// By step id.
+    reads: HashMap<String, Reads>,
+    /// The project's open validated questions.
+    open: Vec<QuestionRow>,
+}
+
 /// Puts the line's unvalidated entries where the daemon's rules say, in one transaction: by
 /// day the reversible or cheap ones are decided, a repeat of an open question is its
 /// duplicate, an entry whose step read none of the memory goes back to the line's session in
@@ -107,7 +122,7 @@ async fn reads_of(sh: &Shared, step_id: &str) -> Result<Reads> {
 ///
 /// # Errors
 /// Database and git errors.
-pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Vec<QuestionRow>> {
+pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
     let entries = questions::of_line(
         &mut *sh.store.conn().await?,
         &line.id,
@@ -115,16 +130,24 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Vec<QuestionRow>
     )
     .await?;
     if entries.is_empty() {
-        return Ok(entries);
+        return Ok(Left::default());
     }
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
     let mem = memory(sh, line, &worktree).await?;
-    let open: Vec<(String, String)> =
+    // Each step's logs read once, however many entries it wrote.
+    let mut reads = HashMap::new();
+    for step in entries.iter().filter_map(|q| q.from_step.as_deref()) {
+        if !reads.contains_key(step) {
+            reads.insert(step.to_string(), reads_of(sh, step).await?);
+        }
+    }
+    let open_rows =
         questions::open_validated_of_project(&mut *sh.store.conn().await?, &line.project_id)
-            .await?
-            .iter()
-            .map(|q| (q.id.clone(), q.normalised()))
-            .collect();
+            .await?;
+    let open: Vec<(String, String)> = open_rows
+        .iter()
+        .map(|q| (q.id.clone(), q.normalised()))
+        .collect();
     let night = sh.cfg.night();
     let cx = rules::Context {
         has_memory: !mem.paths.is_empty(),
@@ -133,10 +156,11 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Vec<QuestionRow>
     };
     let mut sorted = Vec::new();
     for q in entries {
-        let read_memory = match &q.from_step {
-            Some(s) => reads_of(sh, s).await?.touch(&mem.paths, &worktree),
-            None => false,
-        };
+        let read_memory = q
+            .from_step
+            .as_ref()
+            .and_then(|s| reads.get(s))
+            .is_some_and(|r| r.touch(&mem.paths, &worktree));
         let text = q.normalised();
         let e = rules::Entry {
             text: &text,
@@ -215,7 +239,12 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Vec<QuestionRow>
         }
     }
     tx.commit().await?;
-    Ok(left)
+    Ok(Left {
+        entries: left,
+        mem,
+        reads,
+        open: open_rows,
+    })
 }
 
 /// Sends entries back to the line's session: one `rework` step carrying each entry's reason.
@@ -270,7 +299,12 @@ pub(super) async fn run_judge(
         // Cancelled (by Anton, or the daemon stops) before the run started: start none.
         return Ok(());
     }
-    let entries = sort(sh, line).await?;
+    let Left {
+        entries,
+        mem,
+        reads,
+        open: open_rows,
+    } = sort(sh, line).await?;
     sh.announce_questions(&line.id, 0);
     if entries.is_empty() {
         // The rules settled everything: no run.
@@ -287,20 +321,18 @@ pub(super) async fn run_judge(
     }
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
     let checkpoint = line.checkpoint.clone().unwrap_or_default();
-    let mem = memory(sh, line, &worktree).await?;
-    let open_rows =
-        questions::open_validated_of_project(&mut *sh.store.conn().await?, &line.project_id)
-            .await?;
     let open: Vec<(String, String)> = open_rows
         .iter()
         .map(|q| (q.id.clone(), q.said.text.clone().unwrap_or_default()))
         .collect();
     let mut to_judge = Vec::new();
     for q in &entries {
-        let reads = match &q.from_step {
-            Some(s) => reads_of(sh, s).await?.listing(40),
-            None => Vec::new(),
-        };
+        let reads = q
+            .from_step
+            .as_ref()
+            .and_then(|s| reads.get(s))
+            .map(|r| r.listing(40))
+            .unwrap_or_default();
         to_judge.push(jprompt::ToJudge {
             id: q.id.clone(),
             kind: q.kind.as_str(),
@@ -314,7 +346,7 @@ pub(super) async fn run_judge(
             reads,
         });
     }
-    let diff = line_diff_text(sh, line).await;
+    let diff = line_diff_text(sh, line).await?;
     let decisions = super::latest_decisions(sh, &line.project_id, DECISIONS_IN_PROMPT).await?;
     let ids: Vec<String> = entries.iter().map(|q| q.id.clone()).collect();
     let open_ids: Vec<String> = open.iter().map(|(id, _)| id.clone()).collect();
@@ -480,34 +512,44 @@ pub(super) async fn run_judge(
 }
 
 /// `git diff` of the line against its fork point, as text for the prompt (cut).
-async fn line_diff_text(sh: &Shared, line: &LineRow) -> String {
-    let Ok(Some(project)) = store::projects::get(
-        &mut *match sh.store.conn().await {
-            Ok(c) => c,
-            Err(_) => return String::new(),
-        },
-        &line.project_id,
-    )
-    .await
+///
+/// # Errors
+/// Database errors; a diff git cannot make is no diff (the judge is told there is no change).
+async fn line_diff_text(sh: &Shared, line: &LineRow) -> Result<String> {
+    let Some(project) =
+        store::projects::get(&mut *sh.store.conn().await?, &line.project_id).await?
     else {
-        return String::new();
+        return Ok(String::new());
     };
-    let found = git::line_diff(
-        Path::new(&project.repo_path),
-        &project.main_branch,
-        &line.branch,
-        &sh.shutdown,
+    Ok(
+        match git::line_diff(
+            Path::new(&project.repo_path),
+            &project.main_branch,
+            &line.branch,
+            &sh.shutdown,
+        )
+        .await
+        {
+            Ok(Some((_, _, files))) => diff_text(&files),
+            _ => String::new(),
+        },
     )
-    .await;
+}
+
+/// The diff's files as the prompt shows them, cut after [`DIFF_MAX`] bytes (at a character's
+/// edge).
+fn diff_text(files: &[conveyor_api::FileDiff]) -> String {
     let mut out = String::new();
-    if let Ok(Some((_, _, files))) = found {
-        for f in files {
-            out.push_str(&format!("--- {} ({:?})\n{}\n", f.path, f.change, f.patch));
-            if out.len() > DIFF_MAX {
-                out.truncate(DIFF_MAX);
-                out.push_str("\n… (cut)\n");
-                break;
+    for f in files {
+        out.push_str(&format!("--- {} ({:?})\n{}\n", f.path, f.change, f.patch));
+        if out.len() > DIFF_MAX {
+            let mut cut = DIFF_MAX;
+            while !out.is_char_boundary(cut) {
+                cut -= 1;
             }
+            out.truncate(cut);
+            out.push_str("\n… (cut)\n");
+            break;
         }
     }
     out
@@ -670,6 +712,28 @@ async fn judge_failed(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long diff is cut at a character's edge, never inside one (Cyrillic is two bytes).
+    #[test]
+    fn a_long_diff_is_cut_at_a_character_edge() {
+        let file = |path: &str| conveyor_api::FileDiff {
+            path: path.into(),
+            change: conveyor_api::FileChange::Modified,
+            patch: "+привет\n".repeat(DIFF_MAX / 8),
+            binary: false,
+        };
+        for odd in ["a", "ab"] {
+            let text = diff_text(&[file(odd), file("second")]);
+            assert!(
+                text.ends_with("\n… (cut)\n"),
+                "{}",
+                &text[text.len() - 40..]
+            );
+            assert!(text.len() <= DIFF_MAX + "\n… (cut)\n".len());
+            assert!(!text.contains("--- second"));
+        }
+        assert_eq!(diff_text(&[]), "");
+    }
     use crate::git::testing::{repo_with_main, run as git};
 
     /// The memory is the files the project's `memory` globs match on fresh main, plus the
