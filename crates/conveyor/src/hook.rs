@@ -27,7 +27,8 @@ pub struct Hook {
     pub state: PathBuf,
 }
 
-fn sh_quote(s: &str) -> String {
+/// A word quoted for `sh`.
+pub fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
@@ -46,7 +47,7 @@ pub fn write(dir: &Path, tag: &str, checks: &[Check], rounds: u32) -> Result<Hoo
     body.push_str("cat >/dev/null\n");
     body.push_str(&format!(
         "STATE={}\nROUNDS={rounds}\n",
-        sh_quote(&state.to_string_lossy())
+        quote(&state.to_string_lossy())
     ));
     body.push_str("red=\"\"\nout=\"\"\n");
     for c in checks {
@@ -54,7 +55,7 @@ pub fn write(dir: &Path, tag: &str, checks: &[Check], rounds: u32) -> Result<Hoo
         // backslashes, quotes, backticks and `$` are carried verbatim into the reason.
         body.push_str(&format!(
             "c={}\no=$(sh -c \"$c\" 2>&1 </dev/null); rc=$?\nif [ \"$rc\" != {exit} ]; then red=\"$red\n- \\`$c\\` exited $rc (expected {exit})\"; out=\"$out\n\\$ $c\n$(printf '%s' \"$o\" | tail -c 1500)\"; fi\n",
-            sh_quote(&c.cmd),
+            quote(&c.cmd),
             exit = c.expect_exit,
         ));
     }
@@ -82,7 +83,7 @@ exit 0
     write_settings(
         &settings,
         &Hooks {
-            stop: &sh_quote(&script.to_string_lossy()),
+            stop: &quote(&script.to_string_lossy()),
             pre_tool: None,
         },
     )?;
@@ -116,11 +117,6 @@ pub fn write_settings(path: &Path, hooks: &Hooks<'_>) -> Result<()> {
     }
     let text = serde_json::json!({ "hooks": all }).to_string();
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
-}
-
-/// A word quoted for `sh`.
-pub fn quote(s: &str) -> String {
-    sh_quote(s)
 }
 
 impl Hook {

@@ -13,23 +13,23 @@ use crate::store::{self, QuestionRow};
 /// (it waits for Anton's answer) or an entry still being judged.
 pub(crate) async fn holding(sh: &Shared, line_id: &str) -> Result<Option<(ReasonCode, String)>> {
     let c = &mut *sh.store.conn().await?;
-    let open = questions::of_line(c, line_id, &[QuestionStatus::Validated]).await?;
-    if !open.is_empty() {
+    let open = questions::count_of_line(c, line_id, &[QuestionStatus::Validated]).await?;
+    if open > 0 {
         return Ok(Some((
             ReasonCode::WaitingAnswer,
-            format!("waiting for Anton's answer to {} question(s)", open.len()),
+            format!("waiting for Anton's answer to {open} question(s)"),
         )));
     }
-    let judging = questions::of_line(
+    let judging = questions::count_of_line(
         c,
         line_id,
         &[QuestionStatus::Unvalidated, QuestionStatus::Rework],
     )
     .await?;
-    if !judging.is_empty() {
+    if judging > 0 {
         return Ok(Some((
             ReasonCode::PendingJudgement,
-            format!("{} journal entries are still being judged", judging.len()),
+            format!("{judging} journal entries are still being judged"),
         )));
     }
     Ok(None)

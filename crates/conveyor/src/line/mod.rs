@@ -148,13 +148,13 @@ pub async fn judge_by_rules(sh: &Shared, line_id: &str) -> Result<()> {
 }
 
 async fn has_unvalidated(sh: &Shared, line_id: &str) -> Result<bool> {
-    Ok(!store::questions::of_line(
+    Ok(store::questions::count_of_line(
         &mut *sh.store.conn().await?,
         line_id,
         &[conveyor_api::QuestionStatus::Unvalidated],
     )
     .await?
-    .is_empty())
+        > 0)
 }
 
 /// Does the line's next thing.

@@ -191,6 +191,26 @@ pub async fn of_line(
     .await?)
 }
 
+/// How many of the line's questions are in one of `statuses` (a count for the scheduler's
+/// every pass, not the rows).
+///
+/// # Errors
+/// Database errors.
+pub async fn count_of_line(
+    c: &mut SqliteConnection,
+    line_id: &str,
+    statuses: &[QuestionStatus],
+) -> Result<u32> {
+    let n: i64 = sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM questions WHERE line_id = ? AND status IN ({})",
+        in_list(statuses)
+    ))
+    .bind(line_id)
+    .fetch_one(&mut *c)
+    .await?;
+    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+}
+
 /// The project's open validated questions (not answered; lines not finished), oldest first.
 ///
 /// # Errors
