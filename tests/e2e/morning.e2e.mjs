@@ -135,14 +135,8 @@ async function night() {
 }
 
 /** Polls `probe` every 10 ms (the keys' timing is measured, so the waits must be fine). */
-async function soon(probe, what, timeoutMs = 20000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${JSON.stringify(v)})`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
+function soon(probe, what, timeoutMs = 20000) {
+  return app.driver.until(probe, what, timeoutMs, 10);
 }
 
 /** The focused question's id (null when the focus is not on a question card). */

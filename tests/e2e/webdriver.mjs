@@ -105,8 +105,8 @@ export class WebDriver {
     }, `element ${css}`, timeoutMs);
   }
 
-  /** Polls `probe` until it returns something truthy, or fails after `timeoutMs`. */
-  async until(probe, what, timeoutMs = 20000) {
+  /** Polls `probe` every `everyMs` until it returns something truthy, or fails after `timeoutMs`. */
+  async until(probe, what, timeoutMs = 20000, everyMs = 100) {
     const deadline = Date.now() + timeoutMs;
     let last;
     for (;;) {
@@ -118,7 +118,7 @@ export class WebDriver {
         last = e;
       }
       if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (last: ${last})`);
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, everyMs));
     }
   }
 
