@@ -11,8 +11,8 @@
 // docs/benchmarks.md); screenshots go to tests/artifacts/.
 //
 // Why "before its step starts" is deterministic here: the embedded daemon runs with
-// `slots = 1`, and a fourth line in a fourth project (no questions; the lowest priority, so it
-// starts only after the three others wait for their answers) is held by the mock at its first
+// `slots = 1`, and a fourth line in a fourth project (no questions; queued only once the three
+// others wait for their answers) is held by the mock at its first
 // turn (`hold: true`) until the test releases its session. It holds the only slot all morning:
 // no `answer` step can start before the release, so every answer — the changed one too — is
 // still changeable, and the test releases it only after the change. (An answer step is queued
@@ -154,7 +154,7 @@ test('ten questions over three projects answered with keys only; one changed bef
   await embeddedConnected(d);
 
   // The night: three projects, a line on each; the judge validates every question. A fourth
-  // line, last by priority, starts when the three wait and is held at its first turn.
+  // line, queued when the three wait, is held at its first turn.
   const queue = async (title, priority) => {
     const repo = path.join(dirs.home, `${title} repo`);
     makeRepo(repo, { 'README.md': `${title}\n` });
@@ -162,21 +162,28 @@ test('ten questions over three projects answered with keys only; one changed bef
     return api('/api/lines', { method: 'POST', body: JSON.stringify({ project_id: p.id, title, task: `Work on ${title}.`, priority }) });
   };
   for (const title of Object.keys(LINES)) lineIds[title] = (await queue(title, 0)).id;
+  await d
+    .until(
+      async () => {
+        const lines = await Promise.all(Object.values(lineIds).map((id) => api(`/api/lines/${id}`)));
+        const review = await api('/api/review');
+        const open = review.projects.flatMap((p) => p.questions).length;
+        return lines.every((l) => l.state === 'waiting_answer') && open === 10;
+      },
+      'three lines waiting for the answers to ten validated questions',
+      400000,
+    )
+    .catch(async (e) => {
+      throw new Error(`${e.message}\n${await night()}`);
+    });
+  // Queued only now, so nothing but the three waiting lines can let it into the slot first;
+  // its script is in place long before its agent's first request (a CLI takes over a second
+  // to start).
   const busy = await queue(BUSY, -1);
   await mock.scriptLine(busy.id, {
     1: [{ ...writePlan({ level: 'light', steps: [{ title: 'work', task: 'work', checks: [] }] }), hold: true }, text('planned')],
     '*': [text('done')],
   });
-  await d.until(
-    async () => {
-      const lines = await Promise.all(Object.values(lineIds).map((id) => api(`/api/lines/${id}`)));
-      const review = await api('/api/review');
-      const open = review.projects.flatMap((p) => p.questions).length;
-      return lines.every((l) => l.state === 'waiting_answer') && open === 10;
-    },
-    'three lines waiting for the answers to ten validated questions',
-    400000,
-  );
   // The fourth line holds the only slot: no answer step can start until it is released.
   const held = await d.until(
     async () => (await mock.log()).find((e) => e.line === busy.id && e.held),
