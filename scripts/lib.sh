@@ -63,3 +63,23 @@ fuzz_venv() {
     touch .venv/.installed
   fi
 }
+
+# disk_room: say up front when the disk is too full for a whole test run, instead of letting
+# it fail half-way. A cold build needs about TARGET_GIB in the target folder, and every daemon
+# under test refuses to start steps below 512 MiB free in its data folder (under $TMPDIR):
+# that is its disk-space preflight doing its job, and it reads as a dozen unrelated failures.
+TARGET_GIB=8
+disk_room() {
+  local target=${CARGO_TARGET_DIR:-target} tmp=${TMPDIR:-/tmp} free_target free_tmp
+  mkdir -p "$target"
+  free_target=$(df -Pk "$target" | awk 'NR==2 {print int($4 / 1048576)}')
+  free_tmp=$(df -Pk "$tmp" | awk 'NR==2 {print int($4 / 1024)}')
+  echo "disk: ${free_target} GiB free for $target, ${free_tmp} MiB free in $tmp" >&2
+  if [ "$free_tmp" -lt 1024 ]; then
+    echo "error: only ${free_tmp} MiB free in $tmp; the daemons under test need 512 MiB and more while they run" >&2
+    return 1
+  fi
+  if [ "$free_target" -lt "$TARGET_GIB" ] && [ ! -d "$target/debug/deps" ]; then
+    echo "warning: a cold build needs about ${TARGET_GIB} GiB in $target; ${free_target} GiB is free" >&2
+  fi
+}

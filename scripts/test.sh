@@ -6,6 +6,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
+# One whole run gains nothing from incremental state, and it is a quarter of a cold target.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
+disk_room
+
 apt_pkgs git "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
 command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
 npm_deps
