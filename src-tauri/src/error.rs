@@ -140,7 +140,9 @@ impl From<conveyor_api::ClientError> for AppError {
                 match code {
                     Api::UnmergedCommits => ErrorCode::Unmerged,
                     // The answer can no longer change: a state refusal, worded by its code.
-                    Api::InvalidState | Api::AnswerStarted => ErrorCode::InvalidState,
+                    Api::InvalidState | Api::AnswerStarted | Api::LevelLower => {
+                        ErrorCode::InvalidState
+                    }
                     Api::Unauthorized => ErrorCode::Unauthorized,
                     // Refusals the form shows as the daemon worded them.
                     Api::NotFound

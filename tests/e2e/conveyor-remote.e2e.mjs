@@ -73,8 +73,8 @@ before(async () => {
     2: [
       bash(
         'echo todo > TODO && ' +
-          `echo '${JSON.stringify({ kind: 'question', text: 'Remote question?', options: ['a', 'b'], default: 'a' })}' >> "$CONVEYOR_JOURNAL" && ` +
-          `echo '${JSON.stringify({ kind: 'fork', text: 'Name the file TODO or todo', options: ['TODO', 'todo'], default: 'TODO' })}' >> "$CONVEYOR_JOURNAL"`,
+          `echo '${JSON.stringify({ kind: 'question', text: 'Remote question?', options: ['a', 'b'], default: 'a', why: 'scripted' })}' >> "$CONVEYOR_JOURNAL" && ` +
+          `echo '${JSON.stringify({ kind: 'fork', text: 'Name the file TODO or todo', options: ['TODO', 'todo'], default: 'TODO', why: 'scripted' })}' >> "$CONVEYOR_JOURNAL"`,
       ),
       text('done'),
     ],

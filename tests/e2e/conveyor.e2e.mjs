@@ -29,6 +29,7 @@ const QUESTION = {
   text: 'Keep notes.txt in the repository?',
   options: ['yes', 'no'],
   default: 'yes',
+  why: 'they may be scratch',
   reversible: true,
   expensive: false,
 };

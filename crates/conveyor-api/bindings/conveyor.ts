@@ -3,7 +3,7 @@
 
 export type Health = { status: string, version: string, };
 
-export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "pending_judgement" | "waiting_answer" | "internal";
+export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "pending_judgement" | "waiting_answer" | "role_rework" | "no_ui_scenarios" | "no_test_evidence" | "hook_blocked" | "internal";
 
 export type PreflightLevel = "ok" | "warning" | "blocking";
 
@@ -37,7 +37,7 @@ checked_at: string, items: Array<PreflightItem>, };
 
 export type ApiErrorBody = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "internal";
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "level_lower" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 
@@ -60,7 +60,16 @@ export type LineState = "queued" | "planning" | "running" | "waiting_budget" | "
 
 export type Level = "light" | "medium" | "full";
 
-export type Line = { id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
+export type Line = { id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, 
+/**
+ * Why the level is what it is: the planner's reason, or the last raise's (a path the
+ * diff touches, the judge, Anton).
+ */
+level_why: string | null, 
+/**
+ * Failed checking rounds in a row (roles or gate); at 3 the line needs Anton.
+ */
+rounds: number, session_id: string, branch: string, 
 /**
  * Why the line stopped or waits, in the daemon's words.
  */
@@ -79,7 +88,16 @@ export type LineDetail = { journal: Array<JournalEntry>,
 /**
  * Every fork and question of the line, oldest first, with where it stands.
  */
-questions: Array<Question>, budget: LineBudget, id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, session_id: string, branch: string, 
+questions: Array<Question>, budget: LineBudget, id: string, project_id: string, title: string, task: string, priority: number, state: LineState, level: Level | null, 
+/**
+ * Why the level is what it is: the planner's reason, or the last raise's (a path the
+ * diff touches, the judge, Anton).
+ */
+level_why: string | null, 
+/**
+ * Failed checking rounds in a row (roles or gate); at 3 the line needs Anton.
+ */
+rounds: number, session_id: string, branch: string, 
 /**
  * Why the line stopped or waits, in the daemon's words.
  */
@@ -120,9 +138,20 @@ export type StepState = "pending" | "running" | "done" | "failed" | "interrupted
 
 export type Step = { id: string, n: number, kind: StepKind, title: string, state: StepState, attempts: number, 
 /**
- * The session the step runs in when it is not the line's (a judge's own session).
+ * The session the step runs in when it is not the line's (a judge's or a checking
+ * role's own session).
  */
 session_id: string | null, 
+/**
+ * The project's own agent the step ran as (`claude -p --agent <name>`, defined in
+ * `.claude/agents/<name>.md` on fresh main); null for a built-in prompt.
+ */
+agent: string | null, 
+/**
+ * A checking role's verdict (tester, reviewer, skeptic, extra); null before it gave one
+ * and for the other kinds.
+ */
+verdict: RoleVerdict | null, 
 /**
  * Summed over attempts.
  */
@@ -132,6 +161,14 @@ cost_usd: number, tokens: Tokens, error: string | null,
  * now); none before the first run.
  */
 duration_ms: number | null, };
+
+export type RoleCall = "pass" | "rework";
+
+export type RoleVerdict = { verdict: RoleCall, findings: Array<Finding>, };
+
+export type Finding = { path?: string, line?: number, text: string, };
+
+export type SetLevel = { level: Level, };
 
 export type Tokens = { input: number, output: number, cache_read: number, cache_write: number, };
 

@@ -281,6 +281,27 @@ impl Client {
         .await
     }
 
+    /// `GET /api/decisions`: the decisions taken without Anton, newest first (of one
+    /// project, or of all).
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn decisions(&self, project: Option<&str>) -> Result<Vec<Decision>, ClientError> {
+        match project {
+            Some(p) => self.get(&format!("/api/decisions?project={p}")).await,
+            None => self.get("/api/decisions").await,
+        }
+    }
+
+    /// `POST /api/lines/{id}/level`: raises the line's level.
+    ///
+    /// # Errors
+    /// As [`Client::health`]; `level_lower` when `level` is below the line's.
+    pub async fn raise_level(&self, id: &str, level: Level) -> Result<Line, ClientError> {
+        self.post(&format!("/api/lines/{id}/level"), &SetLevel { level })
+            .await
+    }
+
     /// `POST /api/lines/{id}/cancel`.
     ///
     /// # Errors

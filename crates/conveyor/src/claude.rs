@@ -28,6 +28,10 @@ pub struct Invocation {
     pub allowed_tools: Vec<String>,
     /// `--tools`: the built-in tools the run has (all when `None`).
     pub tools: Option<String>,
+    /// `--agent`: the session's main thread runs as this agent (a checking role's own).
+    pub agent: Option<String>,
+    /// `--agents`: JSON defining agents for this run (the project's, read from fresh main).
+    pub agents: Option<String>,
     /// `--add-dir` (the line's folder, for the non-bypass modes).
     pub add_dir: Option<PathBuf>,
     pub model: Option<String>,
@@ -68,6 +72,12 @@ impl Invocation {
         }
         if let Some(t) = &self.tools {
             s = s.args(["--tools".to_string(), t.clone()]);
+        }
+        if let Some(a) = &self.agents {
+            s = s.args(["--agents".to_string(), a.clone()]);
+        }
+        if let Some(a) = &self.agent {
+            s = s.args(["--agent".to_string(), a.clone()]);
         }
         if let Some(d) = &self.add_dir {
             s = s.args(["--add-dir".to_string(), d.to_string_lossy().into_owned()]);
@@ -513,6 +523,8 @@ mod tests {
     #[test]
     fn the_cap_is_passed_to_the_cli() {
         let inv = Invocation {
+            agent: None,
+            agents: None,
             claude_bin: "claude".into(),
             cwd: "/tmp".into(),
             prompt: "p".into(),

@@ -33,6 +33,8 @@ pub struct Spec {
     /// On a timeout or a cancellation the group gets SIGTERM and this long to end before
     /// SIGKILL; zero (the default) kills at once. Git needs it to remove its lock files.
     pub stop_grace: Duration,
+    /// A file given as the child's stdin (none: `/dev/null`).
+    pub stdin: Option<PathBuf>,
 }
 
 impl Spec {
@@ -47,6 +49,7 @@ impl Spec {
             user: None,
             clear_env: false,
             stop_grace: Duration::ZERO,
+            stdin: None,
         }
     }
 
@@ -91,7 +94,12 @@ impl Spec {
         let mut c = Command::new(&self.program);
         c.args(&self.args)
             .current_dir(&self.cwd)
-            .stdin(Stdio::null())
+            .stdin(
+                self.stdin
+                    .as_ref()
+                    .and_then(|p| std::fs::File::open(p).ok())
+                    .map_or_else(Stdio::null, Stdio::from),
+            )
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);

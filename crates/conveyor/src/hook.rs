@@ -119,10 +119,50 @@ pub fn write_settings(path: &Path, hooks: &Hooks<'_>) -> Result<()> {
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
 }
 
+/// A Stop hook's round, counted in `state` (one line each: `block`, `pass`, `gave_up`): `block`
+/// (the JSON that blocks the run) is passed on while fewer than `rounds` blocks were given,
+/// then the hook gives up and lets the run end; the daemon's own check after the run decides.
+pub fn count_round(state: &Path, rounds: u32, block: Option<String>) -> Option<String> {
+    let blocks = std::fs::read_to_string(state)
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| *l == "block")
+        .count();
+    let mark = |what: &str| {
+        use std::io::Write;
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(state)
+        {
+            let _ = writeln!(f, "{what}");
+        }
+    };
+    match block {
+        None => {
+            mark("pass");
+            None
+        }
+        Some(_) if blocks >= rounds as usize => {
+            mark("gave_up");
+            None
+        }
+        Some(b) => {
+            mark("block");
+            Some(b)
+        }
+    }
+}
+
 impl Hook {
     /// How many times the hook blocked, and whether it gave up.
     pub fn rounds(&self) -> (u32, bool) {
-        let text = std::fs::read_to_string(&self.state).unwrap_or_default();
+        Hook::rounds_in(&self.state)
+    }
+
+    /// How many times the hook whose state file is `state` blocked, and whether it gave up.
+    pub fn rounds_in(state: &Path) -> (u32, bool) {
+        let text = std::fs::read_to_string(state).unwrap_or_default();
         let blocks = text.lines().filter(|l| *l == "block").count();
         (
             u32::try_from(blocks).unwrap_or(u32::MAX),

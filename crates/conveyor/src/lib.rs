@@ -27,6 +27,7 @@ pub(crate) mod plan;
 pub mod preflight;
 pub(crate) mod prompt;
 mod recovery;
+pub mod roles;
 mod scheduler;
 mod state;
 pub(crate) mod store;

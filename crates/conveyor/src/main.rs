@@ -28,7 +28,7 @@ enum Cmd {
     /// Run the running daemon's preflight now (`GET /api/preflight`) and print what would
     /// stop lines. Exit 0 when nothing blocks, 2 when something does, 1 on an error.
     Check(Connect),
-    /// The hooks of a judge's run, run by the agent CLI (not for people).
+    /// The hooks of a judge's or a checking role's run, run by the agent CLI (not for people).
     #[command(subcommand, hide = true)]
     Hook(HookCmd),
 }
@@ -43,6 +43,16 @@ enum HookCmd {
         /// JSON `{"ids": [..], "open": [..]}`: the ids to judge and the open questions.
         #[arg(long)]
         given: PathBuf,
+        #[arg(long)]
+        state: PathBuf,
+        #[arg(long, default_value_t = 3)]
+        rounds: u32,
+    },
+    /// Stop hook of a checking role: blocks while its verdict file is not `pass` or `rework`
+    /// with findings, at most `rounds` times.
+    RoleVerdict {
+        #[arg(long)]
+        file: PathBuf,
         #[arg(long)]
         state: PathBuf,
         #[arg(long, default_value_t = 3)]
@@ -187,6 +197,11 @@ fn hook(h: HookCmd) -> anyhow::Result<()> {
             state,
             rounds,
         } => conveyor::judge::stop_hook(&file, &given, &state, rounds),
+        HookCmd::RoleVerdict {
+            file,
+            state,
+            rounds,
+        } => conveyor::roles::stop_hook(&file, &state, rounds),
         HookCmd::OnlyWrite { file } => conveyor::judge::only_write(&input, &file),
     };
     match answer {

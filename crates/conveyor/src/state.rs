@@ -38,6 +38,15 @@ pub struct Shared {
     /// Lines being advanced now, by id.
     // std Mutex: never held across an await.
     advancing: Mutex<HashMap<String, Advancing>>,
+    /// The commit each line's gate checks were last green at: the roles do not change the
+    /// code, so the gate after a checking round does not run the suite again. In memory: a
+    /// restart runs it once more.
+    // std Mutex: never held across an await.
+    pub(crate) green_at: Mutex<HashMap<String, String>>,
+    /// Whether a command was red on a project's main at a commit: `(main sha, command)`. A
+    /// command red on main too is someone else's, and main's result does not change.
+    // std Mutex: never held across an await.
+    pub(crate) red_on_main: Mutex<HashMap<(String, String), bool>>,
     /// The user the agent runs as, when the root mode says so.
     pub(crate) agent_user: Option<crate::exec::AgentUser>,
     pub(crate) root_mode: RootMode,
@@ -83,6 +92,8 @@ impl Shared {
             wake: Notify::new(),
             shutdown: CancellationToken::new(),
             advancing: Mutex::new(HashMap::new()),
+            green_at: Mutex::new(HashMap::new()),
+            red_on_main: Mutex::new(HashMap::new()),
             agent_user,
             root_mode,
             cfg,

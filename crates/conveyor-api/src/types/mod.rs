@@ -109,6 +109,9 @@ named! {
         /// 409: the `answer` step carrying the answer has started: it can no longer be changed
         /// or taken back.
         AnswerStarted = "answer_started",
+        /// 409: a line's level only goes up (light → medium → full); the asked level is lower
+        /// than the one it has.
+        LevelLower = "level_lower",
         /// 500: the daemon failed; the details are in its log, never in the answer.
         Internal = "internal",
     }
@@ -251,6 +254,11 @@ wire! {
         pub priority: i32,
         pub state: LineState,
         pub level: Option<Level>,
+        /// Why the level is what it is: the planner's reason, or the last raise's (a path the
+        /// diff touches, the judge, Anton).
+        pub level_why: Option<String>,
+        /// Failed checking rounds in a row (roles or gate); at 3 the line needs Anton.
+        pub rounds: u32,
         pub session_id: String,
         pub branch: String,
         /// Why the line stopped or waits, in the daemon's words.
@@ -404,8 +412,15 @@ wire! {
         pub title: String,
         pub state: StepState,
         pub attempts: u32,
-        /// The session the step runs in when it is not the line's (a judge's own session).
+        /// The session the step runs in when it is not the line's (a judge's or a checking
+        /// role's own session).
         pub session_id: Option<String>,
+        /// The project's own agent the step ran as (`claude -p --agent <name>`, defined in
+        /// `.claude/agents/<name>.md` on fresh main); null for a built-in prompt.
+        pub agent: Option<String>,
+        /// A checking role's verdict (tester, reviewer, skeptic, extra); null before it gave one
+        /// and for the other kinds.
+        pub verdict: Option<RoleVerdict>,
         /// Summed over attempts.
         pub cost_usd: f64,
         pub tokens: Tokens,
@@ -414,6 +429,44 @@ wire! {
         /// now); none before the first run.
         #[ts(type = "number | null")]
         pub duration_ms: Option<u64>,
+    }
+}
+
+named! {
+    /// What a checking role concluded.
+    pub enum RoleCall {
+        /// Nothing to send back.
+        Pass = "pass",
+        /// Back to the line's session: a fixer step carries the findings.
+        Rework = "rework",
+    }
+}
+
+wire! {
+    /// A checking role's verdict file (`$CONVEYOR_VERDICT`), as the daemon read it.
+    pub struct RoleVerdict {
+        pub verdict: RoleCall,
+        pub findings: Vec<Finding>,
+    }
+}
+
+wire! {
+    /// One thing a checking role found.
+    pub struct Finding {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        pub path: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        pub line: Option<u32>,
+        pub text: String,
+    }
+}
+
+wire! {
+    /// `POST /api/lines/{id}/level`: raise the line's level (never lower: 409 `level_lower`).
+    pub struct SetLevel {
+        pub level: Level,
     }
 }
 
@@ -505,6 +558,10 @@ pub(crate) fn typescript() -> String {
         StepKind::decl(),
         StepState::decl(),
         Step::decl(),
+        RoleCall::decl(),
+        RoleVerdict::decl(),
+        Finding::decl(),
+        SetLevel::decl(),
         Tokens::decl(),
         JournalKind::decl(),
         JournalEntry::decl(),
@@ -563,6 +620,7 @@ mod tests {
             (ErrorCode::UnknownProject, "unknown_project"),
             (ErrorCode::NotAnOption, "not_an_option"),
             (ErrorCode::AnswerStarted, "answer_started"),
+            (ErrorCode::LevelLower, "level_lower"),
             (ErrorCode::Internal, "internal"),
         ];
         assert_eq!(sent.len(), ErrorCode::ALL.len());

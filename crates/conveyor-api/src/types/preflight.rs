@@ -49,6 +49,16 @@ named! {
         PendingJudgement = "pending_judgement",
         /// Its steps are done; it waits for Anton's answer to a validated question.
         WaitingAnswer = "waiting_answer",
+        /// A checking role (tester, reviewer, skeptic) asked for rework; a fixer step works on it.
+        RoleRework = "role_rework",
+        /// The diff touches the project's `ui_paths` and it has no `ui_scenarios` to click
+        /// through: no fixer can cure that, the project's `.conveyor.toml` must say how.
+        NoUiScenarios = "no_ui_scenarios",
+        /// Before deploy: the diff touches no test and the journal says nowhere how the change
+        /// was checked by hand; a fixer step is asked for one.
+        NoTestEvidence = "no_test_evidence",
+        /// A hook of the project's (`[hooks]` in `.conveyor.toml`) blocked, with its output.
+        HookBlocked = "hook_blocked",
         /// The daemon failed on this line (its log has the details).
         Internal = "internal",
     }

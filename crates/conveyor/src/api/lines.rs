@@ -13,7 +13,7 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{
     ApiErrorBody, EventKind, Line, LineBudget, LineDetail, LineDiff, LinePatch, LineState, NewLine,
-    Remarks, StepKind, Tokens,
+    Remarks, SetLevel, StepKind, Tokens,
 };
 use serde::Deserialize;
 
@@ -31,6 +31,7 @@ pub fn router() -> Router<ApiState> {
         .route("/api/lines/{id}/accept", post(accept))
         .route("/api/lines/{id}/remarks", post(remarks))
         .route("/api/lines/{id}/cancel", post(cancel))
+        .route("/api/lines/{id}/level", post(raise_level))
 }
 
 /// Filters of `GET /api/lines`.
@@ -508,6 +509,62 @@ async fn remarks(
     st.set_line_state(&id, LineState::Queued, None, None)
         .await?;
     st.wake.notify_one();
+    answer_line(&st, &id).await
+}
+
+/// Raises the line's level (light → medium → full): more checking roles run before its merge.
+/// The same level changes nothing; a lower one is refused.
+#[utoipa::path(post, operation_id = "raise_level", path = "/api/lines/{id}/level", params(LineId), request_body = SetLevel,
+    responses((status = 200, body = Line),
+        (status = 400, description = "`bad_request`: a malformed body or an unknown level", body = ApiErrorBody),
+        (status = 404, description = NO_LINE, body = ApiErrorBody),
+        (status = 409, description = "`level_lower`: the line's level is higher already; `invalid_state`: the line has merged, or is accepted or cancelled", body = ApiErrorBody)))]
+async fn raise_level(
+    State(st): State<AppState>,
+    Path(LineId { id }): Path<LineId>,
+    body: Result<Json<SetLevel>, JsonRejection>,
+) -> Result<Json<Line>, ApiError> {
+    let Json(SetLevel { level }) = body?;
+    let l = line_or_404(&st, &id).await?;
+    if matches!(
+        l.state,
+        LineState::AwaitingAcceptance | LineState::Accepted | LineState::Cancelled
+    ) {
+        return Err(ApiError::conflict(
+            ErrorCode::InvalidState,
+            format!(
+                "the line is {}: its checks are over, a level changes nothing",
+                l.state.as_str()
+            ),
+        ));
+    }
+    if let Some(has) = l.level
+        && crate::roles::rank(level) < crate::roles::rank(has)
+    {
+        return Err(ApiError::conflict(
+            ErrorCode::LevelLower,
+            format!("the line is {} already; a level only goes up", has.as_str()),
+        ));
+    }
+    let raised = store::lines::raise_level(
+        &mut *st.store.conn().await?,
+        &id,
+        level,
+        "Anton raised it",
+        st.clock.now_ms(),
+    )
+    .await?;
+    if raised {
+        st.events.emit(
+            EventKind::Line,
+            EventBody {
+                line_id: Some(id.clone()),
+                detail: Some(format!("level {}", level.as_str())),
+                ..EventBody::default()
+            },
+        );
+        st.wake.notify_one();
+    }
     answer_line(&st, &id).await
 }
 

@@ -41,6 +41,7 @@ const BEARER: &str = "bearer";
         super::lines::accept,
         super::lines::remarks,
         super::lines::cancel,
+        super::lines::raise_level,
         super::review::review,
         super::review::answer,
         super::review::take_back,

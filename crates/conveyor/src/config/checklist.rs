@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{DEPLOY, NotYetRead, ROLES, describe_toml_error, notices};
+use super::{DEPLOY, NotYetRead, describe_toml_error, notices};
 use crate::Error;
 
 /// One machine-checkable criterion: a command and the exit code it must give.
@@ -26,7 +26,8 @@ pub struct Checklist {
     /// More commands the gate runs in the worktree, each with the exit code it must give.
     #[serde(default)]
     pub checklist: Vec<Check>,
-    /// Browser clicks. Accepted, not yet read: the roles issue runs them at the gate.
+    /// Browser clicks: a command the gate runs at every level when it is set; mandatory when
+    /// the diff touches `ui_paths`.
     #[serde(default)]
     pub ui_scenarios: Option<String>,
     /// Accepted, not yet read: the deploy issue runs it after the merge.
@@ -51,10 +52,59 @@ pub struct Checklist {
     /// A diff touching these globs raises the line's level to `full`.
     #[serde(default)]
     pub full_level_paths: Vec<String>,
-    /// A diff touching these makes `ui_scenarios` mandatory. Accepted, not yet read: the roles
-    /// issue reads it.
+    /// A diff touching these makes `ui_scenarios` mandatory.
     #[serde(default)]
     pub ui_paths: Vec<String>,
+    /// Where the project's tests live: before deploy the diff must touch one of these, or
+    /// the journal must have an `uncovered` entry saying how the change was checked by hand.
+    /// Empty: the check is off (a guess at where tests live would send fixers after lines
+    /// that only touch docs), and the preflight warns about it.
+    #[serde(default)]
+    pub tests_paths: Vec<String>,
+    /// The project's own agents for the checking roles.
+    #[serde(default)]
+    pub roles: Roles,
+    /// The project's own hooks at the three boundaries.
+    #[serde(default)]
+    pub hooks: Hooks,
+}
+
+/// `[roles]`: which of the project's agents (`.claude/agents/<name>.md` on fresh main) plays
+/// each checking role. A named agent the project does not have is replaced by the built-in
+/// prompt, so the defaults (Anton's names) cost nothing where they are absent.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Roles {
+    pub tester: String,
+    pub reviewer: String,
+    pub skeptic: String,
+    /// More checking agents at the full level, each its own run after the skeptic.
+    pub extra: Vec<String>,
+}
+
+impl Default for Roles {
+    fn default() -> Self {
+        Roles {
+            tester: "qa-checker".into(),
+            reviewer: "code-reviewer".into(),
+            skeptic: "skeptic".into(),
+            extra: Vec::new(),
+        }
+    }
+}
+
+/// `[hooks]`: commands run through `sh -c` in the line's worktree with JSON on stdin
+/// (`{"boundary", "line_id", "project_id", "entry"?, "diff_stat"}`); exit 0 passes, anything
+/// else blocks with stdout as the reason.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Hooks {
+    /// Before a question reaches Anton.
+    pub before_question: Option<String>,
+    /// Before the line counts as done (at the gate).
+    pub before_done: Option<String>,
+    /// Before the merge and deploy.
+    pub before_deploy: Option<String>,
 }
 
 impl Checklist {
@@ -71,8 +121,6 @@ impl Checklist {
     /// The keys this checklist sets that no code reads yet.
     pub fn not_yet_read(&self) -> Vec<NotYetRead> {
         notices(&[
-            ("ui_scenarios", self.ui_scenarios.is_some(), ROLES),
-            ("ui_paths", !self.ui_paths.is_empty(), ROLES),
             ("deploy", self.deploy.is_some(), DEPLOY),
             ("health_check", self.health_check.is_some(), DEPLOY),
             ("rollback", self.rollback.is_some(), DEPLOY),

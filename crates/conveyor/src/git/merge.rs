@@ -88,18 +88,7 @@ async fn merge_rounds<F: Future<Output = Result<Regression>>>(
             return Ok(MergeOutcome::AlreadyMerged);
         }
         // The scratch worktree, detached at fresh main.
-        {
-            let lock = locks.of(repo);
-            let _g = lock.lock().await;
-            if scratch.exists() {
-                let s = scratch.to_string_lossy().into_owned();
-                let _ = git(repo, &["worktree", "remove", "--force", &s], cancel).await;
-                let _ = std::fs::remove_dir_all(scratch);
-            }
-            let _ = git(repo, &["worktree", "prune"], cancel).await;
-            let s = scratch.to_string_lossy().into_owned();
-            git(repo, &["worktree", "add", "--detach", &s, &main_at], cancel).await?;
-        }
+        scratch_at(locks, repo, scratch, &main_at, cancel).await?;
         let mut args = identity_args(scratch, identity, cancel).await;
         args.extend(
             ["merge", "--no-ff", "--no-edit", "-m", message, branch]
@@ -230,7 +219,33 @@ async fn move_main(repo: &Path, main: &str, old: &str, new: &str) -> Result<Move
 }
 
 /// Removes the scratch worktree; runs to its end (it is what a stopped merge leaves).
-async fn drop_scratch(locks: &Locks, repo: &Path, scratch: &Path) {
+/// A scratch worktree at `scratch`, detached at `commit` (one left there before goes first).
+///
+/// # Errors
+/// [`Error::Git`]; [`Error::GitCancelled`].
+pub async fn scratch_at(
+    locks: &Locks,
+    repo: &Path,
+    scratch: &Path,
+    commit: &str,
+    cancel: &CancellationToken,
+) -> Result<()> {
+    let lock = locks.of(repo);
+    let _g = lock.lock().await;
+    if scratch.exists() {
+        let s = scratch.to_string_lossy().into_owned();
+        let _ = git(repo, &["worktree", "remove", "--force", &s], cancel).await;
+        let _ = std::fs::remove_dir_all(scratch);
+    }
+    let _ = git(repo, &["worktree", "prune"], cancel).await;
+    let s = scratch.to_string_lossy().into_owned();
+    git(repo, &["worktree", "add", "--detach", &s, commit], cancel)
+        .await
+        .map(drop)
+}
+
+/// Removes a scratch worktree (whatever state it is in).
+pub async fn drop_scratch(locks: &Locks, repo: &Path, scratch: &Path) {
     let lock = locks.of(repo);
     let _g = lock.lock().await;
     let to_the_end = CancellationToken::new();

@@ -276,42 +276,6 @@ pub async fn branch_exists(repo: &Path, branch: &str) -> bool {
     branch_head(repo, branch).await.is_ok()
 }
 
-/// Paths changed between two commits (git2).
-///
-/// # Errors
-/// [`Error::Git`].
-pub async fn changed_paths(repo: &Path, from: &str, to: &str) -> Result<Vec<String>> {
-    let repo = repo.to_path_buf();
-    let from = from.to_string();
-    let to = to.to_string();
-    blocking(move || {
-        let r = git2::Repository::open(&repo).map_err(|e| git_err(&repo, e.message()))?;
-        let tree = |rev: &str| {
-            git2::Oid::from_str(rev)
-                .and_then(|o| r.find_commit(o))
-                .and_then(|c| c.tree())
-                .map_err(|e| git_err(&repo, e.message()))
-        };
-        let diff = r
-            .diff_tree_to_tree(Some(&tree(&from)?), Some(&tree(&to)?), None)
-            .map_err(|e| git_err(&repo, e.message()))?;
-        let mut out = Vec::new();
-        for d in diff.deltas() {
-            for f in [d.old_file().path(), d.new_file().path()]
-                .into_iter()
-                .flatten()
-            {
-                let s = f.to_string_lossy().into_owned();
-                if !out.contains(&s) {
-                    out.push(s);
-                }
-            }
-        }
-        Ok(out)
-    })
-    .await
-}
-
 async fn blocking<T: Send + 'static>(f: impl FnOnce() -> Result<T> + Send + 'static) -> Result<T> {
     tokio::task::spawn_blocking(f)
         .await
@@ -441,7 +405,10 @@ pub async fn reset_to(worktree: &Path, commit: &str) -> Result<()> {
 
 mod merge;
 
-pub use merge::{Checkout, Merge, MergeOutcome, Regression, checkout_of, merge_into_main};
+pub use merge::{
+    Checkout, Merge, MergeOutcome, Regression, checkout_of, drop_scratch, merge_into_main,
+    scratch_at,
+};
 
 #[cfg(test)]
 pub(crate) mod testing {

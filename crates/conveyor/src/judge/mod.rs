@@ -106,35 +106,7 @@ pub fn stop_hook(verdict: &Path, given: &Path, state: &Path, rounds: u32) -> Opt
     };
     let text = std::fs::read_to_string(verdict).ok();
     let answer = verdict::hook_answer(text.as_deref(), &list("ids"), &list("open"));
-    let blocks = std::fs::read_to_string(state)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| *l == "block")
-        .count();
-    let mark = |what: &str| {
-        use std::io::Write;
-        if let Ok(mut f) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(state)
-        {
-            let _ = writeln!(f, "{what}");
-        }
-    };
-    match answer {
-        None => {
-            mark("pass");
-            None
-        }
-        Some(_) if blocks >= rounds as usize => {
-            mark("gave_up");
-            None
-        }
-        Some(a) => {
-            mark("block");
-            Some(a)
-        }
-    }
+    crate::hook::count_round(state, rounds, answer)
 }
 
 /// `conveyord hook only-write <file>`: the guard's answer to one `PreToolUse` input (`None`:
@@ -147,7 +119,7 @@ pub fn only_write(input: &str, allowed: &Path) -> Option<String> {
         return None;
     }
     let why = format!(
-        "the judge only reads; the one file it writes is its verdict, {}",
+        "this run only checks; the one file it writes is its verdict, {}",
         allowed.display()
     );
     Some(

@@ -18,6 +18,9 @@ pub struct Entry<'a> {
     pub reworks: i64,
     /// Whether the step it counts from read any of the project's memory.
     pub read_memory: bool,
+    /// Whether it has a default, and a why.
+    pub has_default: bool,
+    pub has_why: bool,
 }
 
 /// What the rules leave of the project.
@@ -28,6 +31,9 @@ pub struct Context<'a> {
     /// `(id, normalised text)` of the project's open validated questions.
     pub open: &'a [(String, String)],
     pub night: Option<&'a Night>,
+    /// `(id, normalised text)` of the complete entries being sorted with it: an incomplete
+    /// entry asked again in full is superseded by the full one.
+    pub complete: &'a [(String, String)],
 }
 
 /// Where the rules put an entry.
@@ -37,6 +43,9 @@ pub enum Sorted {
     DecidedByDay,
     /// The same text as an open validated question of the project.
     Duplicate { of: String },
+    /// It lacks what a question needs before it reaches Anton (the before-question boundary:
+    /// text, a default, a why; options or a free answer): back to its session, saying what.
+    Incomplete { lacks: Vec<&'static str> },
     /// Its step read none of the project's memory.
     ReadMemoryFirst,
     /// For the judge's run.
@@ -62,6 +71,24 @@ pub fn sort(e: &Entry<'_>, cx: &Context<'_>) -> Sorted {
     if let Some((id, _)) = cx.open.iter().find(|(_, t)| t == e.text) {
         return Sorted::Duplicate { of: id.clone() };
     }
+    let mut lacks = Vec::new();
+    if e.text.trim().is_empty() {
+        lacks.push("a text");
+    }
+    if !e.has_default {
+        lacks.push("a default");
+    }
+    if !e.has_why {
+        lacks.push("a why");
+    }
+    if !lacks.is_empty()
+        && let Some((id, _)) = cx.complete.iter().find(|(_, t)| t == e.text)
+    {
+        return Sorted::Duplicate { of: id.clone() };
+    }
+    if !lacks.is_empty() && e.reworks < MAX_REWORKS {
+        return Sorted::Incomplete { lacks };
+    }
     if cx.has_memory && !e.read_memory && e.reworks < MAX_REWORKS {
         return Sorted::ReadMemoryFirst;
     }
@@ -80,7 +107,56 @@ mod tests {
             expensive: Some(false),
             reworks: 0,
             read_memory: false,
+            has_default: true,
+            has_why: true,
         }
+    }
+
+    /// Before a question reaches Anton it has a default and a why (its text was checked when
+    /// the journal was read); one without is sent back saying what it lacks, twice at most.
+    #[test]
+    fn a_question_without_a_default_or_why_goes_back_saying_what_it_lacks() {
+        let cx = Context {
+            has_memory: false,
+            open: &[],
+            night: None,
+            complete: &[],
+        };
+        let bare = Entry {
+            has_default: false,
+            has_why: false,
+            ..entry("use sqlite")
+        };
+        assert_eq!(
+            sort(&bare, &cx),
+            Sorted::Incomplete {
+                lacks: vec!["a default", "a why"]
+            }
+        );
+        let twice = Entry {
+            reworks: 2,
+            ..bare.clone()
+        };
+        assert_eq!(sort(&twice, &cx), Sorted::Judge);
+        // A duplicate never reaches Anton: nothing to complete.
+        let open = vec![("q".to_string(), "use sqlite".to_string())];
+        let dup = Context {
+            open: &open,
+            ..cx.clone()
+        };
+        assert_eq!(sort(&bare, &dup), Sorted::Duplicate { of: "q".into() });
+        // Asked again in full (the rework asked for that): the full one stands for it.
+        let full = vec![("q-full".to_string(), "use sqlite".to_string())];
+        let again = Context {
+            complete: &full,
+            ..cx.clone()
+        };
+        assert_eq!(
+            sort(&bare, &again),
+            Sorted::Duplicate {
+                of: "q-full".into()
+            }
+        );
     }
 
     #[test]
@@ -90,6 +166,7 @@ mod tests {
             has_memory: true,
             open: &open,
             night: None,
+            complete: &[],
         };
         assert_eq!(
             sort(&entry("keep the old api"), &cx),
@@ -125,6 +202,7 @@ mod tests {
             has_memory: false,
             open: &[],
             night: Some(&night),
+            complete: &[],
         };
         let day = Entry {
             created_at: noon,

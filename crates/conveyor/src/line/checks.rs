@@ -14,14 +14,14 @@ use crate::state::Shared;
 
 use super::give_to_agent;
 
-/// Runs the checks in the worktree; returns the red ones with their output.
+/// Runs the checks in the worktree; returns the red ones with what they said.
 pub(super) async fn run_checks(
     sh: &Shared,
     line_id: &str,
     worktree: &Path,
     checks: &[Check],
     cancel: &CancellationToken,
-) -> Result<Vec<String>> {
+) -> Result<Vec<(Check, String)>> {
     let mut red = Vec::new();
     // The checks come from the agent's plan and run the agent's code: with an agent user they
     // run as that user, never as root.
@@ -29,13 +29,14 @@ pub(super) async fn run_checks(
     for c in checks {
         let out = run_command(sh, line_id, &c.cmd, worktree, cancel).await?;
         if out.code != Some(c.expect_exit) {
-            red.push(format!(
+            let what = format!(
                 "`{}` exited {} (expected {}): {}",
                 c.cmd,
                 exit_text(&out),
                 c.expect_exit,
                 out.tail(1500).trim()
-            ));
+            );
+            red.push((c.clone(), what));
         }
     }
     Ok(red)

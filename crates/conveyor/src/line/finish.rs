@@ -61,7 +61,11 @@ pub(super) async fn finish_step(
             Err(e) => vec![e.to_string()],
         }
     } else {
-        run_checks(sh, &line.id, worktree, checks, cancel).await?
+        run_checks(sh, &line.id, worktree, checks, cancel)
+            .await?
+            .into_iter()
+            .map(|(_, what)| what)
+            .collect()
     };
     if is_cancelled(sh, &line.id).await? {
         // Cancelled by Anton while the daemon checked.

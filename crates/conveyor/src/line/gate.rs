@@ -1,7 +1,7 @@
-//! The gate and the merge: the project's regression and checklist (read from fresh main) in
-//! the line's worktree, then the merge into fresh main in a separate worktree with the
-//! regression again; a red gate or merge adds a fixer step, or stops the line after
-//! [`GATE_ROUNDS`] in a row.
+//! The gate and the merge: the project's checks (read from fresh main) in the line's worktree,
+//! its hooks, the checking roles of the line's level, then the merge into fresh main in a
+//! separate worktree with the regression again; a failed round adds a fixer step, or stops the
+//! line after [`GATE_ROUNDS`] in a row.
 
 use std::path::{Path, PathBuf};
 
@@ -12,11 +12,13 @@ use crate::Result;
 use crate::config::{Check, Checklist};
 use crate::exec;
 use crate::git::{self, MergeOutcome, Regression};
+use crate::roles;
 use crate::state::Shared;
 use crate::store::{self, LineRow};
 
 use super::GATE_ROUNDS;
 use super::checks::{exit_text, run_checks, run_command};
+use super::hooks::{self, Boundary};
 
 /// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
 #[derive(Debug, thiserror::Error)]
@@ -46,17 +48,72 @@ pub(super) async fn checklist(
     }
 }
 
-/// A red gate or merge: a fixer step with what failed, or Anton after three in a row.
-async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
+/// Where a line forked from main, and what it changed since.
+#[derive(Debug, Clone)]
+pub(super) struct Fork {
+    pub base: String,
+    pub files: Vec<conveyor_api::FileDiff>,
+}
+
+/// The line's fork point and files changed (none when its branch does not exist yet).
+///
+/// # Errors
+/// Git errors.
+pub(super) async fn fork_of(
+    repo: &Path,
+    main_branch: &str,
+    line: &LineRow,
+    cancel: &CancellationToken,
+) -> Result<Fork> {
+    Ok(
+        match git::line_diff(repo, main_branch, &line.branch, cancel).await? {
+            Some((base, _, files)) => Fork { base, files },
+            None => Fork {
+                base: git::branch_head(repo, main_branch).await?,
+                files: Vec::new(),
+            },
+        },
+    )
+}
+
+/// A failed round (a red gate or merge, a role's `rework`, a hook that blocked): a fixer
+/// step in the line's session with `task`, or, after [`GATE_ROUNDS`] in a row, Anton gets a
+/// question saying what fails and what was tried.
+pub(super) async fn round_failed(
+    sh: &Shared,
+    line: &LineRow,
+    code: ReasonCode,
+    what: &str,
+    task: &str,
+) -> Result<()> {
     let failures = line.gate_failures + 1;
     store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, failures).await?;
     if failures >= GATE_ROUNDS {
+        let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
+        let tried: Vec<String> = steps
+            .iter()
+            .filter(|s| s.kind == StepKind::Fixer && s.state == conveyor_api::StepState::Done)
+            .rev()
+            .take(GATE_ROUNDS as usize - 1)
+            .map(|s| {
+                // The task after its first line is what the round asked to fix.
+                let asked = s.task.split_once('\n').map_or(s.task.as_str(), |(_, r)| r);
+                let asked: String = asked.split_whitespace().collect::<Vec<_>>().join(" ");
+                let short: String = asked.chars().take(160).collect();
+                format!("step {}: {short}", s.n)
+            })
+            .collect();
+        let tried = if tried.is_empty() {
+            "nothing yet".to_string()
+        } else {
+            format!("{} fixer rounds: {}", tried.len(), tried.join("; "))
+        };
         return super::answer::needs_anton(
             sh,
             &line.id,
             (
                 ReasonCode::GateFailed,
-                &format!("the gate failed {failures} times in a row; last: {what}"),
+                &format!("cannot pass the check: {what}; tried {tried}"),
             ),
         )
         .await;
@@ -65,25 +122,80 @@ async fn gate_failed(sh: &Shared, line: &LineRow, what: &str) -> Result<()> {
         &mut *sh.store.conn().await?,
         &line.id,
         StepKind::Fixer,
-        "fix what the gate found",
-        &format!("The line's gate failed. Make it pass:\n{what}"),
+        "fix what the check found",
+        task,
         &[],
     )
     .await?;
-    sh.set_line_state(
-        &line.id,
-        LineState::Fixing,
-        Some((ReasonCode::GateRed, what)),
-        None,
-    )
-    .await
+    sh.set_line_state(&line.id, LineState::Fixing, Some((code, what)), None)
+        .await
 }
 
-/// All steps done: the regression command and the checklist (from fresh main) in the worktree.
+/// A red gate item: a fixer round with what failed.
+async fn gate_failed(sh: &Shared, line: &LineRow, code: ReasonCode, what: &str) -> Result<()> {
+    let task = format!("The line's gate failed. Make it pass:\n{what}");
+    round_failed(sh, line, code, what, &task).await
+}
+
+/// Whether `cmd` is red on main at `main` too (then a red in the line is someone else's): run
+/// once per main commit in a scratch worktree of main, remembered.
+async fn red_on_main(
+    sh: &Shared,
+    line: &LineRow,
+    (repo, main): (&Path, &str),
+    check: &Check,
+    cancel: &CancellationToken,
+) -> Result<bool> {
+    let key = (main.to_string(), check.cmd.clone());
+    if let Some(red) = sh.red_on_main.lock().expect("not poisoned").get(&key) {
+        return Ok(*red);
+    }
+    let scratch = sh
+        .cfg
+        .data_dir
+        .join("scratch")
+        .join(format!("{}-main", line.id));
+    git::scratch_at(&sh.locks, repo, &scratch, main, cancel).await?;
+    if let Some(u) = &sh.agent_user {
+        exec::chown_worktree(&scratch, u.uid, u.gid)?;
+    }
+    let out = run_command(sh, &line.id, &check.cmd, &scratch, cancel).await;
+    git::drop_scratch(&sh.locks, repo, &scratch).await;
+    let out = out?;
+    if cancel.is_cancelled() {
+        return Ok(false);
+    }
+    let red = out.code != Some(check.expect_exit);
+    sh.red_on_main
+        .lock()
+        .expect("not poisoned")
+        .insert(key, red);
+    Ok(red)
+}
+
+/// A daemon's note in the line's journal, once per text (a gate that runs again does not
+/// repeat it).
+async fn note_once(sh: &Shared, line_id: &str, text: &str, why: &str) -> Result<()> {
+    let text = format!("conveyor: {text}");
+    let now = sh.clock.now_ms();
+    let mut tx = sh.store.begin().await?;
+    if !store::journal::has_text(&mut tx, line_id, &text).await? {
+        store::journal::insert_daemon_decided(&mut tx, line_id, &text, why, now).await?;
+    }
+    tx.commit().await?;
+    Ok(())
+}
+
+/// The gate (DESIGN.md, "Roles, levels and the gate"), in its order: the level the diff
+/// forces; clicks mandatory where the diff touches `ui_paths`; the regression, the checklist
+/// and the clicks in the worktree (a command red on fresh main too is someone else's); the
+/// project's `before_done` hook; the checking roles of the level; the `before_deploy`
+/// boundary (tests touched or an `uncovered` entry, and the project's hook); then the merge,
+/// with the regression on the merge result ("nothing that worked broke").
 pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
     sh.set_line_state(&line.id, LineState::Gate, None, None)
         .await?;
-    let (list, main, repo, _) = match checklist(sh, line).await? {
+    let (list, main, repo, main_branch) = match checklist(sh, line).await? {
         Ok(c) => c,
         Err(e) => {
             return super::answer::needs_anton(
@@ -105,48 +217,164 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
         );
     }
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
-    // The level is raised mechanically by what the diff touches.
     let head = git::git(&worktree, &["rev-parse", "HEAD"], cancel)
         .await?
         .trim()
         .to_string();
-    let touched = git::changed_paths(&repo, &main, &head)
-        .await
-        .unwrap_or_default();
-    let mut full = touched.iter().any(|p| p == ".conveyor.toml");
-    if !list.full_level_paths.is_empty() {
-        let mut b = globset::GlobSetBuilder::new();
-        for g in &list.full_level_paths {
-            if let Ok(g) = globset::Glob::new(g) {
-                b.add(g);
-            }
-        }
-        if let Ok(set) = b.build() {
-            full |= touched.iter().any(|p| set.is_match(p));
-        }
+    let Fork { files, .. } = fork_of(&repo, &main_branch, line, cancel).await?;
+    let touched: Vec<String> = files.iter().map(|f| f.path.clone()).collect();
+    let diff_stat: String = files
+        .iter()
+        .map(|f| format!("{} ({})\n", f.path, f.change.as_str()))
+        .collect();
+
+    // The level the diff forces, journaled with why.
+    if let Some(why) = roles::forced_full(&touched, &list.full_level_paths) {
+        store::lines::raise_level(
+            &mut *sh.store.conn().await?,
+            &line.id,
+            Level::Full,
+            &why,
+            sh.clock.now_ms(),
+        )
+        .await?;
     }
-    if full && line.level != Some(Level::Full) {
-        store::lines::set_level(&mut *sh.store.conn().await?, &line.id, Level::Full).await?;
-    }
-    let mut checks: Vec<Check> = Vec::new();
-    if let Some(r) = &list.regression {
-        checks.push(Check {
-            cmd: r.clone(),
-            expect_exit: 0,
-        });
-    }
-    checks.extend(list.checklist.iter().cloned());
-    let red = run_checks(sh, &line.id, &worktree, &checks, cancel).await?;
-    if cancel.is_cancelled() {
-        return Ok(());
-    }
-    if !red.is_empty() {
-        return gate_failed(
+    let line = &store::lines::get(&mut *sh.store.conn().await?, &line.id)
+        .await?
+        .expect("line exists");
+
+    // Clicks are mandatory where the diff touches the UI; with no scenarios to click no fixer
+    // can cure it (the checklist is read from main): Anton at once.
+    if list.ui_scenarios.is_none()
+        && let Some(p) = roles::first_match(&touched, &list.ui_paths)
+    {
+        return super::answer::needs_anton(
             sh,
-            line,
-            &format!("gate red in the worktree:\n{}", red.join("\n")),
+            &line.id,
+            (
+                ReasonCode::NoUiScenarios,
+                &format!(
+                    "the diff touches {p} (ui_paths) and the project has no ui_scenarios to click through it: add `ui_scenarios` to .conveyor.toml on {main_branch}"
+                ),
+            ),
         )
         .await;
+    }
+
+    let green_here = sh
+        .green_at
+        .lock()
+        .expect("not poisoned")
+        .get(&line.id)
+        .is_some_and(|at| *at == head);
+    if !green_here {
+        let mut checks: Vec<Check> = Vec::new();
+        if let Some(r) = &list.regression {
+            checks.push(Check {
+                cmd: r.clone(),
+                expect_exit: 0,
+            });
+        }
+        checks.extend(list.checklist.iter().cloned());
+        if let Some(ui) = &list.ui_scenarios {
+            checks.push(Check {
+                cmd: ui.clone(),
+                expect_exit: 0,
+            });
+        }
+        let red = run_checks(sh, &line.id, &worktree, &checks, cancel).await?;
+        if cancel.is_cancelled() {
+            return Ok(());
+        }
+        let mut ours = Vec::new();
+        for (check, what) in red {
+            if red_on_main(sh, line, (&repo, &main), &check, cancel).await? {
+                note_once(
+                    sh,
+                    &line.id,
+                    &format!(
+                        "`{}` is red on fresh {main_branch} too: someone else's, the line goes on",
+                        check.cmd
+                    ),
+                    &format!(
+                        "it fails on {main_branch} at {} as well, without this line's change",
+                        &main[..main.len().min(12)]
+                    ),
+                )
+                .await?;
+            } else {
+                ours.push(what);
+            }
+        }
+        if cancel.is_cancelled() {
+            return Ok(());
+        }
+        if !ours.is_empty() {
+            return gate_failed(
+                sh,
+                line,
+                ReasonCode::GateRed,
+                &format!("gate red in the worktree:\n{}", ours.join("\n")),
+            )
+            .await;
+        }
+        if let Some(cmd) = &list.hooks.before_done
+            && let Some(why) = hooks::run(
+                sh,
+                line,
+                (Boundary::Done, cmd),
+                None,
+                &diff_stat,
+                &worktree,
+                cancel,
+            )
+            .await?
+        {
+            return gate_failed(sh, line, ReasonCode::HookBlocked, &why).await;
+        }
+        sh.green_at
+            .lock()
+            .expect("not poisoned")
+            .insert(line.id.clone(), head.clone());
+    }
+
+    // The checking roles of the level, each its own run.
+    if super::roles::queue_round(sh, line, &list, (&repo, &main)).await? {
+        return Ok(());
+    }
+
+    // Before deploy: the change is tested, or the journal says how it was checked by hand.
+    if !list.tests_paths.is_empty() && roles::first_match(&touched, &list.tests_paths).is_none() {
+        let uncovered = store::journal::count_kind(
+            &mut *sh.store.conn().await?,
+            &line.id,
+            conveyor_api::JournalKind::Uncovered,
+        )
+        .await?;
+        if uncovered == 0 {
+            let what = format!(
+                "no test changed (tests_paths: {}) and the journal has no `uncovered` entry: add or change a test that covers the change, or append an `uncovered` entry to $CONVEYOR_JOURNAL saying how you checked the change by hand",
+                list.tests_paths.join(", ")
+            );
+            return gate_failed(sh, line, ReasonCode::NoTestEvidence, &what).await;
+        }
+    }
+    if let Some(cmd) = &list.hooks.before_deploy
+        && let Some(why) = hooks::run(
+            sh,
+            line,
+            (Boundary::Deploy, cmd),
+            None,
+            &diff_stat,
+            &worktree,
+            cancel,
+        )
+        .await?
+    {
+        return gate_failed(sh, line, ReasonCode::HookBlocked, &why).await;
+    }
+    if cancel.is_cancelled() {
+        return Ok(());
     }
     sh.set_line_state(&line.id, LineState::Merging, None, None)
         .await?;
@@ -235,6 +463,7 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
             gate_failed(
                 sh,
                 line,
+                ReasonCode::GateRed,
                 &format!(
                     "merging {} into fresh {main_branch} conflicts in: {files}. Merge {main_branch} into the line's branch and resolve the conflicts.",
                     line.branch
@@ -242,7 +471,17 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
             )
             .await
         }
-        MergeOutcome::Red { output } => gate_failed(sh, line, &output).await,
+        MergeOutcome::Red { output } => {
+            // "Nothing that worked broke": the regression on the merge result, reported apart.
+            gate_failed(
+                sh,
+                line,
+                ReasonCode::GateRed,
+                &format!("nothing that worked broke: red after merging into fresh {main_branch}:
+{output}"),
+            )
+            .await
+        }
         MergeOutcome::DirtyCheckout { detail } => {
             sh.set_line_state(
                 &line.id,

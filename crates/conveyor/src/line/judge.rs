@@ -8,23 +8,20 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use conveyor_api::{DecisionSource, Level, QuestionStatus, StepKind, StepState};
+use conveyor_api::{DecisionSource, QuestionStatus, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
-use crate::claude::{Invocation, Verdict as RunVerdict};
 use crate::judge::reads::Reads;
 use crate::judge::rules::{self, Sorted};
 use crate::judge::verdict::{self, Call};
 use crate::judge::{self, prompt as jprompt};
 use crate::state::Shared;
 use crate::store::questions::{self, Verdict};
-use crate::store::runs::{self, NewRun, RunOutcome};
+use crate::store::runs::{self, RunOutcome};
 use crate::store::{self, LineRow, QuestionRow, StepRow};
-use crate::{Result, git, hook};
+use crate::{Result, git};
 
-use super::give_to_agent;
-use super::miss::{budget_cap_hit, usage_limit_hit};
-use super::step::{budget_cap, invocation, record_run_end, run_agent};
+use super::fresh::{self, Ended};
 
 /// Failed judge runs of one step before its entries are shown to Anton as asked.
 pub(crate) const JUDGE_RUNS: i64 = 3;
@@ -149,10 +146,19 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
         .map(|q| (q.id.clone(), q.normalised()))
         .collect();
     let night = sh.cfg.night();
+    let complete: Vec<(String, String)> = entries
+        .iter()
+        .filter(|q| {
+            let has = |v: Option<&str>| v.is_some_and(|x| !x.trim().is_empty());
+            has(q.said.default_opt.as_deref()) && has(q.said.why.as_deref())
+        })
+        .map(|q| (q.id.clone(), q.normalised()))
+        .collect();
     let cx = rules::Context {
         has_memory: !mem.paths.is_empty(),
         open: &open,
         night: night.as_ref(),
+        complete: &complete,
     };
     let mut sorted = Vec::new();
     for q in entries {
@@ -169,6 +175,12 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
             expensive: q.said.expensive,
             reworks: q.reworks,
             read_memory,
+            has_default: q
+                .said
+                .default_opt
+                .as_deref()
+                .is_some_and(|d| !d.trim().is_empty()),
+            has_why: q.said.why.as_deref().is_some_and(|w| !w.trim().is_empty()),
         };
         let s = rules::sort(&e, &cx);
         sorted.push((q, s));
@@ -177,6 +189,7 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
     let mut tx = sh.store.begin().await?;
     let mut left = Vec::new();
     let mut rework = Vec::new();
+    let mut incomplete = Vec::new();
     for (q, s) in sorted {
         match s {
             Sorted::DecidedByDay => {
@@ -202,9 +215,21 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
                 };
                 questions::set_verdict(&mut tx, &q.id, &v).await?;
             }
+            Sorted::Incomplete { lacks } => {
+                let why = format!(
+                    "a question for Anton needs a default and a why (and options, or it is answered in words); this one lacks {}: append it to $CONVEYOR_JOURNAL again, the same text, with them",
+                    lacks.join(" and ")
+                );
+                incomplete.push((q, why));
+            }
             Sorted::ReadMemoryFirst => rework.push(q),
             Sorted::Judge => left.push(q),
         }
+    }
+    if !incomplete.is_empty() {
+        let items: Vec<(&QuestionRow, &str)> =
+            incomplete.iter().map(|(q, w)| (q, w.as_str())).collect();
+        add_rework(&mut tx, &line.id, &items, DecisionSource::Daemon).await?;
     }
     if !rework.is_empty() {
         let why = format!(
@@ -319,8 +344,6 @@ pub(super) async fn run_judge(
             .await?;
         return Ok(());
     }
-    let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
-    let checkpoint = line.checkpoint.clone().unwrap_or_default();
     let open: Vec<(String, String)> = open_rows
         .iter()
         .map(|q| (q.id.clone(), q.said.text.clone().unwrap_or_default()))
@@ -353,59 +376,22 @@ pub(super) async fn run_judge(
     let now = sh.clock.now_ms();
     let by_day = rules::by_day(sh.cfg.night().as_ref(), now);
 
-    let attempt = step.attempts + 1;
-    // A fresh session for every run: a judge keeps nothing between runs.
-    let session = uuid::Uuid::new_v4().to_string();
-    {
-        let mut tx = sh.store.begin().await?;
-        store::steps::start_attempt(&mut tx, &step.id, attempt).await?;
-        store::steps::set_session(&mut tx, &step.id, &session).await?;
-        tx.commit().await?;
-    }
-    sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
-        .await?;
-    let dir = sh.line_dir(&line.id);
-    let tag = format!("{}-{}-{}", step.n, attempt, store::now_ms());
-    let verdict_path = dir.join(format!("verdict-{tag}.json"));
-    let given_path = dir.join(format!("verdict-{tag}.given.json"));
-    let state_path = dir.join(format!("verdict-{tag}.state"));
-    let settings = dir.join(format!("settings-{tag}.json"));
+    let f = fresh::files(sh, line, step);
     std::fs::write(
-        &given_path,
+        &f.given,
         serde_json::json!({"ids": ids, "open": open_ids}).to_string(),
     )
-    .map_err(|e| crate::Error::io(&given_path, e))?;
+    .map_err(|e| crate::Error::io(&f.given, e))?;
     let hooks = judge::hook_commands(
         judge::hook_bin(&sh.cfg).as_deref(),
-        &verdict_path,
-        &given_path,
-        &state_path,
+        &f.verdict,
+        &f.given,
+        &f.state,
         sh.cfg.hook_rounds,
     );
-    hook::write_settings(
-        &settings,
-        &hook::Hooks {
-            stop: &hooks.stop,
-            pre_tool: hooks.guard.as_deref().map(|g| (judge::GUARDED_TOOLS, g)),
-        },
-    )?;
-    let log = dir.join(format!("step-{tag}.ndjson"));
-    let run_id = runs::start(
-        &mut *sh.store.conn().await?,
-        &NewRun {
-            step_id: &step.id,
-            line_id: &line.id,
-            kind: StepKind::Judge,
-            attempt,
-            resumed: false,
-            estimate_usd: estimate,
-            log_path: Some(&log.to_string_lossy()),
-        },
-    )
-    .await?;
     let text = jprompt::render(&jprompt::JudgePrompt {
         n: step.n,
-        attempt,
+        attempt: f.attempt,
         line_id: &line.id,
         line_title: &line.title,
         line_task: &line.task,
@@ -415,99 +401,30 @@ pub(super) async fn run_judge(
         open: &open,
         decisions: &decisions,
         by_day,
-        verdict_path: &verdict_path.to_string_lossy(),
+        verdict_path: &f.verdict.to_string_lossy(),
     });
-    let mut env = sh.agent_base_env();
-    env.extend(sh.command_env(&line.id));
-    env.insert("CONVEYOR_STEP".into(), step.id.clone());
-    env.insert(
-        "CONVEYOR_VERDICT".into(),
-        verdict_path.to_string_lossy().into_owned(),
-    );
-    // As every step runs, but in a session of its own, with read-only tools and only the
-    // judge's environment (no journal, no plan).
-    let inv = Invocation {
+    tracing::info!(line = %line.id, step = step.n, entries = ids.len(), "judge starts");
+    // Read-only tools: the judge reads, and writes its verdict.
+    let run = fresh::Fresh {
+        kind: StepKind::Judge,
         prompt: text,
-        session_id: session,
-        resume: false,
-        settings,
-        tools: Some(judge::TOOLS.into()),
-        env,
-        max_budget_usd: budget_cap(sh, estimate),
-        log,
-        ..invocation(sh, line, step)
+        tools: Some(judge::TOOLS),
+        hooks,
+        guarded: judge::GUARDED_TOOLS,
+        agent: None,
     };
-    give_to_agent(sh, &line.id, &worktree)?;
-    tracing::info!(line = %line.id, step = step.n, attempt, entries = ids.len(), "judge starts");
-    let report = run_agent(sh, &line.id, run_id, &inv, cancel).await;
-    let outcome = report.verdict();
-    tracing::info!(line = %line.id, step = step.n, verdict = ?outcome, "judge run ended");
-    let blocks = std::fs::read_to_string(&state_path)
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| *l == "block")
-        .count();
-    record_run_end(
-        sh,
-        &line.id,
-        run_id,
-        &report,
-        &outcome,
-        u32::try_from(blocks).unwrap_or(u32::MAX),
-        false,
-    )
-    .await?;
-    // Read-only: whatever the run left in the worktree is undone.
-    git::reset_to(&worktree, &checkpoint).await?;
-
-    match outcome {
-        RunVerdict::Finished => {
-            let text = std::fs::read_to_string(&verdict_path).unwrap_or_default();
+    match fresh::run(sh, (line, step), &f, run, estimate, cancel).await? {
+        Ended::Finished { run_id, .. } => {
+            let text = std::fs::read_to_string(&f.verdict).unwrap_or_default();
             match verdict::check(&text, &ids, &open_ids) {
                 Ok(v) => apply(sh, line, step, run_id, &entries, &v).await,
                 Err(e) => judge_failed(sh, line, step, run_id, &entries, &e.to_string()).await,
             }
         }
-        RunVerdict::Interrupted => {
-            store::steps::roll_back(
-                &mut *sh.store.conn().await?,
-                &step.id,
-                StepState::Interrupted,
-                "the daemon stopped while the judge ran",
-                None,
-            )
-            .await
-        }
-        RunVerdict::UsageLimit { resets_at, message } => {
-            usage_limit_hit(
-                sh,
-                line,
-                step,
-                (&worktree, &checkpoint),
-                resets_at,
-                &message,
-            )
-            .await
-        }
-        RunVerdict::BudgetCap { message } => {
-            budget_cap_hit(sh, line, step, (&worktree, &checkpoint), &message).await
-        }
-        RunVerdict::Failed { reason }
-        | RunVerdict::Fatal { reason }
-        | RunVerdict::NoConversation { reason } => {
+        Ended::Failed { run_id, reason } => {
             judge_failed(sh, line, step, run_id, &entries, &reason).await
         }
-        RunVerdict::SessionInUse => {
-            judge_failed(
-                sh,
-                line,
-                step,
-                run_id,
-                &entries,
-                "the judge's fresh session was in use",
-            )
-            .await
-        }
+        Ended::Settled => Ok(()),
     }
 }
 
@@ -565,6 +482,7 @@ async fn apply(
     entries: &[QuestionRow],
     v: &verdict::Verdict,
 ) -> Result<()> {
+    let blocked = before_question(sh, line, entries, v).await?;
     let now = sh.clock.now_ms();
     let by_day = rules::by_day(sh.cfg.night().as_ref(), now);
     let mut tx = sh.store.begin().await?;
@@ -575,6 +493,10 @@ async fn apply(
             continue;
         };
         let (status, by, why) = match e.verdict {
+            Call::Validated if let Some(why) = blocked.get(&q.id) => {
+                rework.push((q, why.as_str()));
+                continue;
+            }
             Call::Rework if q.reworks >= rules::MAX_REWORKS => (
                 QuestionStatus::Validated,
                 DecisionSource::Daemon,
@@ -630,10 +552,15 @@ async fn apply(
     if !rework.is_empty() {
         add_rework(&mut tx, &line.id, &rework, DecisionSource::Judge).await?;
     }
-    if let Some(level) = v.level
-        && rank(level) > line.level.map_or(0, rank)
-    {
-        store::lines::set_level(&mut tx, &line.id, level).await?;
+    if let Some(level) = v.level {
+        store::lines::raise_level(
+            &mut tx,
+            &line.id,
+            level,
+            "the judge raised it on reading the line's entries",
+            now,
+        )
+        .await?;
     }
     runs::set_outcome(&mut tx, run_id, RunOutcome::Ok).await?;
     store::steps::set_state(&mut tx, &step.id, StepState::Done, None).await?;
@@ -644,12 +571,64 @@ async fn apply(
     Ok(())
 }
 
-fn rank(l: Level) -> u8 {
-    match l {
-        Level::Light => 1,
-        Level::Medium => 2,
-        Level::Full => 3,
+/// The project's `before_question` hook over the entries the judge validated (those sent
+/// back twice already reach Anton whatever it says): the ids it blocks, with its reason.
+///
+/// # Errors
+/// Database, file and git errors.
+async fn before_question(
+    sh: &Shared,
+    line: &LineRow,
+    entries: &[QuestionRow],
+    v: &verdict::Verdict,
+) -> Result<HashMap<String, String>> {
+    let mut blocked = HashMap::new();
+    let Ok((list, _, repo, main_branch)) = super::gate::checklist(sh, line).await? else {
+        // A checklist that does not parse stops the line at its gate, saying so.
+        return Ok(blocked);
+    };
+    let Some(cmd) = list.hooks.before_question else {
+        return Ok(blocked);
+    };
+    let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
+    let fork = super::gate::fork_of(&repo, &main_branch, line, &sh.shutdown).await?;
+    let diff_stat: String = fork
+        .files
+        .iter()
+        .map(|f| format!("{} ({})\n", f.path, f.change.as_str()))
+        .collect();
+    for e in v.entries.iter().filter(|e| e.verdict == Call::Validated) {
+        let Some(q) = entries
+            .iter()
+            .find(|q| q.id == e.id && q.reworks < rules::MAX_REWORKS)
+        else {
+            continue;
+        };
+        let entry = serde_json::json!({
+            "id": q.id,
+            "kind": q.kind.as_str(),
+            "text": q.said.text,
+            "options": q.said.options(),
+            "default": q.said.default_opt,
+            "why": q.said.why,
+            "reversible": q.said.reversible,
+            "expensive": q.said.expensive,
+        });
+        if let Some(why) = super::hooks::run(
+            sh,
+            line,
+            (super::hooks::Boundary::Question, &cmd),
+            Some(entry),
+            &diff_stat,
+            &worktree,
+            &sh.shutdown,
+        )
+        .await?
+        {
+            blocked.insert(q.id.clone(), why);
+        }
     }
+    Ok(blocked)
 }
 
 /// A judge run that gave no usable verdict: again, or after [`JUDGE_RUNS`] failures its

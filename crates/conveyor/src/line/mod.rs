@@ -11,9 +11,12 @@
 pub(crate) mod answer;
 mod checks;
 mod finish;
+mod fresh;
 mod gate;
+mod hooks;
 pub(crate) mod judge;
 mod miss;
+mod roles;
 mod step;
 
 use std::path::{Path, PathBuf};
@@ -226,6 +229,8 @@ async fn advance_once(
             if let Some(step) = next_step(&steps).cloned() {
                 if step.kind == StepKind::Judge {
                     judge::run_judge(sh, &line, &step, estimate, cancel).await?;
+                } else if crate::roles::CHECKERS.contains(&step.kind) {
+                    roles::run_role(sh, &line, &step, estimate, cancel).await?;
                 } else {
                     run_step(sh, &line, &step, estimate, cancel).await?;
                 }

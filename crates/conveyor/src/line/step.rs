@@ -320,6 +320,8 @@ pub(super) fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocat
         permission_mode: sh.cfg.permission_mode.clone(),
         allowed_tools: sh.cfg.allowed_tools.clone(),
         tools: None,
+        agent: None,
+        agents: None,
         add_dir: (!bypass).then(|| sh.line_dir(&line.id)),
         model: sh.cfg.model.clone(),
         env: agent_env(sh, line, step),

@@ -159,6 +159,74 @@ pub async fn next_daemon_offset(c: &mut SqliteConnection, line_id: &str) -> Resu
     Ok(low - 1)
 }
 
+/// Whether the line's journal has an entry with exactly this text.
+///
+/// # Errors
+/// Database errors.
+pub async fn has_text(c: &mut SqliteConnection, line_id: &str, text: &str) -> Result<bool> {
+    let n: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM journal WHERE line_id = ? AND text = ?")
+        .bind(line_id)
+        .bind(text)
+        .fetch_one(&mut *c)
+        .await?;
+    Ok(n > 0)
+}
+
+/// How many entries of `kind` the line's journal has.
+///
+/// # Errors
+/// Database errors.
+pub async fn count_kind(
+    c: &mut SqliteConnection,
+    line_id: &str,
+    kind: api::JournalKind,
+) -> Result<i64> {
+    Ok(
+        sqlx::query_scalar("SELECT COUNT(*) FROM journal WHERE line_id = ? AND kind = ?")
+            .bind(line_id)
+            .bind(kind.name())
+            .fetch_one(&mut *c)
+            .await?,
+    )
+}
+
+/// A `decided` entry the daemon writes itself (its text starts `conveyor: `, which makes its
+/// source `daemon` in the catalogue), below the agent's entries.
+///
+/// # Errors
+/// Database errors.
+pub async fn insert_daemon_decided(
+    c: &mut SqliteConnection,
+    line_id: &str,
+    text: &str,
+    why: &str,
+    now: i64,
+) -> Result<()> {
+    let raw = serde_json::json!({"kind": "decided", "text": text, "why": why}).to_string();
+    let offset = next_daemon_offset(c, line_id).await?;
+    insert(
+        c,
+        At {
+            line_id,
+            step_id: None,
+            offset,
+            now,
+        },
+        NewEntry {
+            kind: api::JournalKind::Decided,
+            text,
+            options: &[],
+            default: None,
+            why: Some(why),
+            reversible: Some(true),
+            expensive: Some(false),
+            raw: &raw,
+        },
+    )
+    .await?;
+    Ok(())
+}
+
 /// Stores a malformed line with what is wrong with it, unless one is stored at that offset;
 /// returns whether it is new.
 ///

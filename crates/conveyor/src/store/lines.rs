@@ -20,6 +20,8 @@ pub struct LineRow {
     pub priority: i64,
     pub state: LineState,
     pub level: Option<Level>,
+    /// Why the level is what it is.
+    pub level_why: Option<String>,
     pub session_id: String,
     /// A run of this session reached `system/init`: later runs use `--resume`.
     pub session_started: bool,
@@ -47,6 +49,7 @@ impl FromRow<'_, SqliteRow> for LineRow {
             priority: r.try_get("priority")?,
             state: column(r, "state")?,
             level: column_opt(r, "level")?,
+            level_why: r.try_get("level_why")?,
             session_id: r.try_get("session_id")?,
             session_started: r.try_get("session_started")?,
             session_cost: r.try_get("session_cost")?,
@@ -78,6 +81,7 @@ impl LineRow {
             priority: i64::from(priority),
             state: LineState::Queued,
             level: None,
+            level_why: None,
             session_started: false,
             session_cost: 0.0,
             worktree: None,
@@ -102,6 +106,8 @@ impl LineRow {
             priority: i32::try_from(self.priority).unwrap_or(0),
             state: self.state,
             level: self.level,
+            level_why: self.level_why.clone(),
+            rounds: u32::try_from(self.gate_failures).unwrap_or(0),
             session_id: self.session_id.clone(),
             branch: self.branch.clone(),
             reason: self.reason.clone(),
@@ -380,15 +386,51 @@ pub async fn set_gate_failures(c: &mut SqliteConnection, id: &str, failures: i64
     Ok(())
 }
 
+/// Raises the line's level to `level` with why (never lowers it: a lower or equal level
+/// changes nothing), and journals a raise of a level already set as the daemon's `decided`
+/// entry, so it shows with the line's entries and in the catalogue. Returns whether it rose.
+///
 /// # Errors
 /// Database errors.
-pub async fn set_level(c: &mut SqliteConnection, id: &str, level: Level) -> Result<()> {
-    sqlx::query("UPDATE lines SET level = ? WHERE id = ?")
-        .bind(level.name())
+pub async fn raise_level(
+    c: &mut SqliteConnection,
+    id: &str,
+    level: Level,
+    why: &str,
+    now: i64,
+) -> Result<bool> {
+    const RANK: &str =
+        "CASE level WHEN 'light' THEN 1 WHEN 'medium' THEN 2 WHEN 'full' THEN 3 ELSE 0 END";
+    let rank = match level {
+        Level::Light => 1,
+        Level::Medium => 2,
+        Level::Full => 3,
+    };
+    let was_set: bool = sqlx::query_scalar("SELECT level IS NOT NULL FROM lines WHERE id = ?")
         .bind(id)
-        .execute(&mut *c)
-        .await?;
-    Ok(())
+        .fetch_optional(&mut *c)
+        .await?
+        .unwrap_or(false);
+    let done = sqlx::query(&format!(
+        "UPDATE lines SET level = ?, level_why = ?, updated_at = ? WHERE id = ? AND {RANK} < ?"
+    ))
+    .bind(level.name())
+    .bind(why)
+    .bind(now)
+    .bind(id)
+    .bind(rank)
+    .execute(&mut *c)
+    .await?;
+    if done.rows_affected() == 0 {
+        return Ok(false);
+    }
+    if !was_set {
+        // The first level is the planner's choice, which it journals itself as a fork.
+        return Ok(true);
+    }
+    let text = format!("conveyor: the level is {}", level.name());
+    super::journal::insert_daemon_decided(c, id, &text, why, now).await?;
+    Ok(true)
 }
 
 /// Moves the line's checkpoint (after a successful step).

@@ -24,6 +24,17 @@ pub struct StepRow {
     pub attempts: i64,
     /// Why the next attempt starts from a rolled-back worktree (told to the agent).
     pub rolled_back: Option<String>,
+    /// The project agent a checking role ran as.
+    pub agent: Option<String>,
+    /// A checking role's verdict: JSON of [`api::RoleVerdict`].
+    pub verdict: Option<String>,
+}
+
+impl StepRow {
+    /// A checking role's verdict, as the daemon read it.
+    pub fn role_verdict(&self) -> Option<api::RoleVerdict> {
+        serde_json::from_str(self.verdict.as_deref()?).ok()
+    }
 }
 
 impl FromRow<'_, SqliteRow> for StepRow {
@@ -39,6 +50,8 @@ impl FromRow<'_, SqliteRow> for StepRow {
             state: column(r, "state")?,
             attempts: r.try_get("attempts")?,
             rolled_back: r.try_get("rolled_back")?,
+            agent: r.try_get("agent")?,
+            verdict: r.try_get("verdict")?,
         })
     }
 }
@@ -61,6 +74,9 @@ pub struct StepWithCost {
     pub attempts: i64,
     pub error: Option<String>,
     pub session_id: Option<String>,
+    pub agent: Option<String>,
+    /// JSON of [`api::RoleVerdict`].
+    pub verdict: Option<String>,
     pub cost_usd: f64,
     pub input_tokens: i64,
     pub output_tokens: i64,
@@ -81,6 +97,8 @@ impl FromRow<'_, SqliteRow> for StepWithCost {
             attempts: r.try_get("attempts")?,
             error: r.try_get("error")?,
             session_id: r.try_get("session_id")?,
+            agent: r.try_get("agent")?,
+            verdict: r.try_get("verdict")?,
             cost_usd: r.try_get("cost_usd")?,
             input_tokens: r.try_get("input_tokens")?,
             output_tokens: r.try_get("output_tokens")?,
@@ -101,6 +119,11 @@ impl StepWithCost {
             state: self.state,
             attempts: u32::try_from(self.attempts).unwrap_or(0),
             session_id: self.session_id.clone(),
+            agent: self.agent.clone(),
+            verdict: self
+                .verdict
+                .as_deref()
+                .and_then(|v| serde_json::from_str(v).ok()),
             cost_usd: self.cost_usd,
             tokens: api::Tokens {
                 input: u64::try_from(self.input_tokens).unwrap_or(0),
@@ -116,6 +139,7 @@ impl StepWithCost {
 
 const STEP_WITH_COST: &str =
     "SELECT s.id, s.line_id, s.n, s.kind, s.title, s.state, s.attempts, s.error, s.session_id,
+        s.agent, s.verdict,
         COALESCE(SUM(r.cost_usd), 0.0) AS cost_usd,
         COALESCE(SUM(r.input_tokens), 0) AS input_tokens,
         COALESCE(SUM(r.output_tokens), 0) AS output_tokens,
@@ -256,6 +280,57 @@ pub async fn set_session(c: &mut SqliteConnection, id: &str, session_id: &str) -
         .execute(&mut *c)
         .await?;
     Ok(())
+}
+
+/// The project agent a checking role's step runs as (`None`: the built-in prompt).
+///
+/// # Errors
+/// Database errors.
+pub async fn set_agent(c: &mut SqliteConnection, id: &str, agent: Option<&str>) -> Result<()> {
+    sqlx::query("UPDATE steps SET agent = ? WHERE id = ?")
+        .bind(agent)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// A checking role's verdict, kept with its step.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_verdict(
+    c: &mut SqliteConnection,
+    id: &str,
+    verdict: &api::RoleVerdict,
+) -> Result<()> {
+    sqlx::query("UPDATE steps SET verdict = ? WHERE id = ?")
+        .bind(serde_json::to_string(verdict).unwrap_or_default())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// The verdicts of the line's checking-role steps that are done, with their step number and
+/// kind, oldest first.
+///
+/// # Errors
+/// Database errors.
+pub async fn verdicts(
+    c: &mut SqliteConnection,
+    line_id: &str,
+) -> Result<Vec<(i64, StepKind, api::RoleVerdict)>> {
+    let rows: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT n, kind, verdict FROM steps WHERE line_id = ? AND verdict IS NOT NULL ORDER BY n",
+    )
+    .bind(line_id)
+    .fetch_all(&mut *c)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(n, k, v)| Some((n, StepKind::parse(&k)?, serde_json::from_str(&v).ok()?)))
+        .collect())
 }
 
 /// Removes the line's `answer` steps that have not started and carry nothing any more (an
@@ -418,7 +493,14 @@ pub async fn record_done(c: &mut SqliteConnection, d: Done<'_>) -> Result<()> {
     // What a rework step carried back is judged again.
     questions::reworked(&mut tx, d.step_id).await?;
     if let Some((level, steps)) = d.plan {
-        lines::set_level(&mut tx, d.line_id, level).await?;
+        lines::raise_level(
+            &mut tx,
+            d.line_id,
+            level,
+            "the planner chose it",
+            super::now_ms(),
+        )
+        .await?;
         for s in steps {
             insert(
                 &mut tx,

@@ -3,7 +3,7 @@
 //! left running from before the crash is found and stopped, and the interrupted step is resumed
 //! in its session from its checkpoint.
 
-use conveyor_api::{LineState, StepState};
+use conveyor_api::{LineState, StepKind, StepState};
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -104,7 +104,19 @@ async fn kill_9_at_several_points_loses_nothing_and_reruns_no_finished_step() {
 
     // Nothing lost: the plan's steps all done, the work on main, the interrupted half gone.
     let steps = &done.line.steps;
-    assert_eq!(steps.len(), 3);
+    let kinds: Vec<StepKind> = steps.iter().map(|s| s.kind).collect();
+    // The plan's steps, then the checks of its level (medium: no level in the plan).
+    assert_eq!(
+        kinds,
+        [
+            StepKind::Planner,
+            StepKind::Executor,
+            StepKind::Executor,
+            StepKind::Tester,
+            StepKind::Reviewer
+        ],
+        "{steps:#?}"
+    );
     assert!(
         steps.iter().all(|s| s.state == StepState::Done),
         "{steps:#?}"

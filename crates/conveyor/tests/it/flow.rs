@@ -28,8 +28,9 @@ async fn a_merge_conflict_with_fresh_main_sends_the_line_to_a_fixer_step() {
         json!({
             "1": [write_plan(&plan), text("planned")],
             "2.1": [bash("echo line-version > a.txt && mkdir -p migrations && echo x > migrations/1.sql"), {"text": "done", "hold": true}],
-            // The fixer resolves the conflict in the line's favour.
-            "3": [bash("git -c user.name=f -c user.email=f@f merge -X ours main -m 'merge main' >/dev/null 2>&1; true"), text("merged main")],
+            // The fixer resolves the conflict in the line's favour (the migration made the
+            // line full: tester, reviewer and skeptic ran as steps 3 to 5).
+            "6": [bash("git -c user.name=f -c user.email=f@f merge -X ours main -m 'merge main' >/dev/null 2>&1; true"), text("merged main")],
         }),
     )
     .await;
@@ -48,17 +49,23 @@ async fn a_merge_conflict_with_fresh_main_sends_the_line_to_a_fixer_step() {
 
     let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 180).await;
     let kinds: Vec<_> = done.line.steps.iter().map(|s| (s.kind, s.state)).collect();
-    assert_eq!(
-        kinds,
-        [
-            (StepKind::Planner, StepState::Done),
-            (StepKind::Executor, StepState::Done),
-            (StepKind::Fixer, StepState::Done)
-        ]
-    );
+    let checks = [
+        (StepKind::Tester, StepState::Done),
+        (StepKind::Reviewer, StepState::Done),
+        (StepKind::Skeptic, StepState::Done),
+    ];
+    let mut want = vec![
+        (StepKind::Planner, StepState::Done),
+        (StepKind::Executor, StepState::Done),
+    ];
+    want.extend(checks);
+    want.push((StepKind::Fixer, StepState::Done));
+    // The fixer changed the code: every check ran again.
+    want.extend(checks);
+    assert_eq!(kinds, want);
     // The fixer was told what conflicted, in the same session.
     let reqs = mock.requests(&s).await;
-    let fixer = reqs.iter().find(|e| e["step"] == 3).unwrap();
+    let fixer = reqs.iter().find(|e| e["step"] == 6).unwrap();
     let conv = fixer["conversation"].as_str().unwrap();
     assert!(conv.contains("conflicts in: a.txt"), "{conv}");
     assert!(conv.contains("conveyor step 2 attempt 1"));

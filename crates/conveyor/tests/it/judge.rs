@@ -58,8 +58,8 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
         json!({
             "1": [write_plan(&plan(&[("schema", "test -f schema.txt")])), text("planned")],
             "2": [bash(&format!("echo v1 > schema.txt && {} && {}",
-                journal(&json!({"kind": "fork", "text": "Name the table events or log", "options": ["events", "log"], "default": "events", "reversible": true, "expensive": false})),
-                journal(&json!({"kind": "question", "text": "Drop the legacy column?", "options": ["drop", "keep"], "default": "keep", "reversible": false, "expensive": false})))),
+                journal(&json!({"kind": "fork", "text": "Name the table events or log", "options": ["events", "log"], "default": "events", "why": "scripted", "reversible": true, "expensive": false})),
+                journal(&json!({"kind": "question", "text": "Drop the legacy column?", "options": ["drop", "keep"], "default": "keep", "why": "scripted", "reversible": false, "expensive": false})))),
                 text("schema changed")],
             "4": [bash("echo answered > answer.txt"), text("answer applied")],
         }),
@@ -84,7 +84,7 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
         &l1.session_id,
         json!({
             "1": [write_plan(&plan(&[("cache", "true"), ("finish", "test -f never.txt")])), text("planned")],
-            "2": [bash(&journal(&json!({"kind": "question", "text": "Which cache backend?", "options": ["redis", "memory"], "default": "memory", "reversible": true, "expensive": false}))), text("asked")],
+            "2": [bash(&journal(&json!({"kind": "question", "text": "Which cache backend?", "options": ["redis", "memory"], "default": "memory", "why": "scripted", "reversible": true, "expensive": false}))), text("asked")],
             "4": [read("docs/memory.md"), text("read the memory")],
             "3.1": [text("cannot finish")],
             // After Anton says "try again": his answer, then the failed step again.
@@ -108,7 +108,7 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
         &l2.session_id,
         json!({
             "1": [write_plan(&plan(&[("cache too", "true")])), text("planned")],
-            "2": [read("docs/memory.md"), bash(&journal(&json!({"kind": "question", "text": "which cache  BACKEND", "options": ["redis", "memory"], "default": "memory"}))), text("asked")],
+            "2": [read("docs/memory.md"), bash(&journal(&json!({"kind": "question", "text": "which cache  BACKEND", "options": ["redis", "memory"], "default": "memory", "why": "scripted"}))), text("asked")],
             "3": [text("the answer changes nothing here")],
         }),
     )
@@ -335,7 +335,8 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
             StepKind::Planner,
             StepKind::Executor,
             StepKind::Judge,
-            StepKind::Answer
+            StepKind::Answer,
+            StepKind::Tester
         ]
     );
     let after = mock.requests(&l3.session_id).await;
@@ -442,7 +443,7 @@ async fn by_day_the_list_is_frozen_and_what_comes_later_is_apart() {
         &d,
         &p,
         "night",
-        &[json!({"kind": "question", "text": "Rename the service?", "options": ["yes", "no"], "default": "no"})],
+        &[json!({"kind": "question", "text": "Rename the service?", "options": ["yes", "no"], "default": "no", "why": "scripted"})],
         json!({"*": [judge_verdict(&[("Rename the service", "validated", None)]), text("judged")]}),
     )
     .await;
@@ -472,8 +473,8 @@ async fn by_day_the_list_is_frozen_and_what_comes_later_is_apart() {
         &q,
         "day",
         &[
-            json!({"kind": "question", "text": "Delete the production bucket?", "options": ["delete", "keep"], "default": "keep", "reversible": false, "expensive": true}),
-            json!({"kind": "fork", "text": "Indent with tabs or spaces", "options": ["tabs", "spaces"], "default": "spaces", "reversible": true, "expensive": false}),
+            json!({"kind": "question", "text": "Delete the production bucket?", "options": ["delete", "keep"], "default": "keep", "why": "scripted", "reversible": false, "expensive": true}),
+            json!({"kind": "fork", "text": "Indent with tabs or spaces", "options": ["tabs", "spaces"], "default": "spaces", "why": "scripted", "reversible": true, "expensive": false}),
         ],
         json!({"*": [judge_verdict(&[("production bucket", "validated", None)]), text("judged")]}),
     )
@@ -546,7 +547,7 @@ async fn kill_9_during_a_judge_run_loses_no_entry_and_judges_none_twice() {
         &d,
         &p,
         "crash",
-        &[json!({"kind": "question", "text": "Keep the old endpoint?", "options": ["keep", "drop"], "default": "keep"})],
+        &[json!({"kind": "question", "text": "Keep the old endpoint?", "options": ["keep", "drop"], "default": "keep", "why": "scripted"})],
         json!({
             "3.1": [judge_verdict(&[("old endpoint", "decided", None)]), {"text": "held", "hold": true}],
             // The verdict also raises the line's level (its plan said light).

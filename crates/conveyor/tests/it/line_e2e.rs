@@ -50,11 +50,12 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
             "2": [write("hello.txt", "hello wrld\n"), text("done"), write("hello.txt", "hello world\n"), text("fixed")],
             "3": [bash(concat!(
                 "echo notes > notes.txt && ",
-                "echo '{\"kind\":\"question\",\"text\":\"Keep notes.txt?\",\"options\":[\"yes\",\"no\"],\"default\":\"yes\",\"reversible\":true,\"expensive\":false}' >> \"$CONVEYOR_JOURNAL\" && ",
+                "echo '{\"kind\":\"question\",\"text\":\"Keep notes.txt?\",\"options\":[\"yes\",\"no\"],\"default\":\"yes\",\"why\":\"they may be scratch\",\"reversible\":true,\"expensive\":false}' >> \"$CONVEYOR_JOURNAL\" && ",
                 "echo 'this is not json' >> \"$CONVEYOR_JOURNAL\" && ",
                 "echo '{\"kind\":\"decided\",\"text\":\"notes are plain text\",\"why\":\"simplest\"}' >> \"$CONVEYOR_JOURNAL\""
             )), text("notes written")],
-            "5": [bash("echo 'more notes' >> notes.txt"), text("remarks done")],
+            // Anton's remarks, after the judge (4) and the tester (5).
+            "6": [bash("echo 'more notes' >> notes.txt"), text("remarks done")],
         }),
     )
     .await;
@@ -76,7 +77,8 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
             StepKind::Planner,
             StepKind::Executor,
             StepKind::Executor,
-            StepKind::Judge
+            StepKind::Judge,
+            StepKind::Tester
         ]
     );
     assert!(
@@ -112,14 +114,16 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         hello.patch
     );
 
-    // The session was the line's (the judge's apart), and it was really resumed: each step's
-    // first request carries the earlier steps' conversation.
+    // The session was the line's (the judge's and the tester's apart), and it was really
+    // resumed: each step's first request carries the earlier steps' conversation.
     let reqs = mock.requests(&session).await;
     let all = mock.log().await;
     assert!(
         all.iter()
             .filter(|e| e["kind"] == "messages" && e["side"] != true)
-            .all(|e| e["session"] == session.as_str() || e["step_kind"] == "judge"),
+            .all(|e| e["session"] == session.as_str()
+                || e["step_kind"] == "judge"
+                || e["step_kind"] == "tester"),
         "{all:#?}"
     );
     let first_of = |n: i64| {
@@ -165,12 +169,22 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
             .unwrap()
             .contains("Keep notes.txt?")
     );
+    let tester = l.steps.iter().find(|s| s.kind == StepKind::Tester).unwrap();
+    let tested = mock
+        .requests(
+            tester
+                .session_id
+                .as_deref()
+                .expect("the tester's own session"),
+        )
+        .await;
+    assert_ne!(tester.session_id.as_deref(), Some(session.as_str()));
     // Costs: the CLI reports a cumulative total; each step's cost is its own requests.
     for s in &l.steps {
-        let of_step = if s.kind == StepKind::Judge {
-            &judged
-        } else {
-            &reqs
+        let of_step = match s.kind {
+            StepKind::Judge => &judged,
+            StepKind::Tester => &tested,
+            _ => &reqs,
         };
         let n = of_step.iter().filter(|e| e["step"] == s.n).count() as f64;
         assert!(
@@ -181,7 +195,10 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         );
         assert!(s.tokens.input > 0);
     }
-    assert!((l.cost_usd - (reqs.len() + judged.len()) as f64 * OPUS_REQUEST_USD).abs() < 1e-6);
+    assert!(
+        (l.cost_usd - (reqs.len() + judged.len() + tested.len()) as f64 * OPUS_REQUEST_USD).abs()
+            < 1e-6
+    );
     assert!((done.budget.cost_usd - l.cost_usd).abs() < 1e-9);
 
     // Journal: three entries, the malformed one kept raw and flagged; the question was judged
@@ -263,14 +280,21 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
         .unwrap();
     assert_eq!(l2.state, LineState::Queued);
     let done2 = wait_state(c, &line.id, LineState::AwaitingAcceptance, 120).await;
-    let last = done2.line.steps.last().unwrap();
+    let tail: Vec<_> = done2.line.steps[5..]
+        .iter()
+        .map(|s| (s.n, s.kind, s.state))
+        .collect();
+    // The remarks changed the code: the tester checked it again.
     assert_eq!(
-        (last.n, last.kind, last.state),
-        (5, StepKind::Remarks, StepState::Done)
+        tail,
+        [
+            (6, StepKind::Remarks, StepState::Done),
+            (7, StepKind::Tester, StepState::Done)
+        ]
     );
     let reqs = mock.requests(&session).await;
     let r4: Vec<_> = reqs.iter().skip(before).collect();
-    assert!(r4.iter().all(|e| e["step"] == 5));
+    assert!(r4.iter().all(|e| e["step"] == 6));
     assert!(
         r4[0]["conversation"]
             .as_str()

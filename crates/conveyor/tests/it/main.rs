@@ -9,6 +9,7 @@ mod fuzz;
 mod judge;
 mod layout;
 mod line_e2e;
+mod roles;
 mod support;
 mod usage_limit;
 mod user_mode;

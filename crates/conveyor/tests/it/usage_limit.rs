@@ -166,9 +166,17 @@ async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
     );
     let window = &budget.pools[0];
     assert_eq!(window.kind, conveyor_api::PoolKind::Window);
-    // Everything spent: planner (2 requests), the cut attempt (1), the finished one (2).
+    // Everything spent: planner (2 requests), the cut attempt (1), the finished one (2), and
+    // the checks of the plan's level (medium: tester and reviewer, 3 requests each).
+    let answered = mock
+        .log()
+        .await
+        .iter()
+        .filter(|e| e["kind"] == "messages" && e["side"] != true)
+        .count();
+    assert_eq!(answered, 11);
     assert!(
-        (window.spent_usd - 5.0 * OPUS_REQUEST_USD).abs() < 1e-6,
+        (window.spent_usd - answered as f64 * OPUS_REQUEST_USD).abs() < 1e-6,
         "{window:?}"
     );
     assert!(window.resets_at.is_some());

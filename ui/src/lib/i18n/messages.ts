@@ -379,6 +379,7 @@ const ru = {
   'daemonError.unknown_project': 'Такого проекта нет.',
   'daemonError.not_an_option': 'Такого варианта ответа нет.',
   'daemonError.answer_started': 'Шаг, несущий этот ответ линии, уже начался: изменить или забрать ответ нельзя.',
+  'daemonError.level_lower': 'Уровень линии уже выше: уровень можно только повышать.',
   'daemonError.internal': 'Демон сломался на этом запросе (подробности в его журнале).',
 
   'reason.cancelled': 'отменена',
@@ -400,6 +401,10 @@ const ru = {
   'reason.recovery': 'после перезапуска не удалось восстановить контрольную точку линии',
   'reason.pending_judgement': 'ждёт судью: записи журнала ещё проверяются',
   'reason.waiting_answer': 'ждёт вашего ответа (страница «Разбор»)',
+  'reason.role_rework': 'проверяющий (тестировщик, ревьюер или скептик) вернул работу, её чинит шаг-исправление',
+  'reason.no_ui_scenarios': 'изменения затрагивают интерфейс (ui_paths), а сценариев кликов (ui_scenarios) у проекта нет',
+  'reason.no_test_evidence': 'перед деплоем: ни один тест не изменён и в журнале нет записи uncovered; шаг-исправление добавляет',
+  'reason.hook_blocked': 'хук проекта ([hooks] в .conveyor.toml) не пропустил',
   'reason.internal': 'внутренняя ошибка демона (подробности в его журнале)',
 
   'preflight.code.agent_binary': 'Программа агента (claude)',
@@ -810,6 +815,7 @@ const en: Record<MessageKey, string> = {
   'daemonError.unknown_project': 'No such project.',
   'daemonError.not_an_option': 'That is not one of the options.',
   'daemonError.answer_started': 'The step carrying this answer to the line has started: the answer can no longer be changed or taken back.',
+  'daemonError.level_lower': "The line's level is higher already: a level only goes up.",
   'daemonError.internal': 'The daemon failed on this request (its log has the details).',
 
   'reason.cancelled': 'cancelled',
@@ -831,6 +837,10 @@ const en: Record<MessageKey, string> = {
   'reason.recovery': "after a restart the line's checkpoint could not be restored",
   'reason.pending_judgement': 'waits for the judge: journal entries are still being judged',
   'reason.waiting_answer': 'waits for your answer (the Review page)',
+  'reason.role_rework': 'a checker (tester, reviewer or skeptic) sent the work back; a fixer step works on it',
+  'reason.no_ui_scenarios': 'the change touches the UI (ui_paths) and the project has no click scenarios (ui_scenarios)',
+  'reason.no_test_evidence': 'before deploy: no test changed and no uncovered entry in the journal; a fixer step adds one',
+  'reason.hook_blocked': "a hook of the project's ([hooks] in .conveyor.toml) blocked",
   'reason.internal': 'the daemon failed on this line (its log has the details)',
 
   'preflight.code.agent_binary': 'Agent program (claude)',
