@@ -231,7 +231,8 @@ test('the pages over a remote daemon: a wrong token, the right one, a line run t
     180000,
   );
   const line = await api(`/api/lines/${lineId}`);
-  assert.deepEqual(line.steps.map((s) => s.kind), ['planner', 'executor', 'judge', 'answer']);
+  // After the answer the tester checks the line (a session of its own, passing unscripted).
+  assert.deepEqual(line.steps.map((s) => s.kind), ['planner', 'executor', 'judge', 'answer', 'tester']);
   const session = (await mock.log()).filter((e) => e.kind === 'messages' && e.session === line.session_id && e.step === 4);
   assert.ok(session.length > 0 && session[0].conversation.includes('A: b'), JSON.stringify(session[0] ?? null).slice(0, 400));
   await d.until(

@@ -53,7 +53,8 @@ before(async () => {
   mock = await startMock();
   // Every session plays this script: the line's id and session are made by the app. Step 3 is
   // the judge's run (a session of its own) after the step that journaled; it validates the
-  // question, so the line waits for the answer, which step 4 carries; step 5 is the remarks.
+  // question, so the line waits for the answer, which step 4 carries; step 5 is the tester (a
+  // session of its own, which passes unscripted), step 6 the remarks and 7 the tester again.
   await mock.script('*', {
     1: [
       writePlan({
@@ -72,7 +73,7 @@ before(async () => {
     ],
     3: [judgeVerdict([[QUESTION.text, 'validated', VERDICT_WHY]]), text('judged')],
     4: [text('answer taken: nothing to change')],
-    5: [bash("echo 'more notes' >> notes.txt"), text('remarks done')],
+    6: [bash("echo 'more notes' >> notes.txt"), text('remarks done')],
   });
   // The embedded daemon's own config file, beside the app's data (Settings names it).
   const appData = path.join(dirs.data, 'dev.pult.app');
@@ -158,7 +159,7 @@ test('a line queued in the app runs with the embedded daemon, is answered, remar
   await d.waitFor(`[data-testid=line-detail][data-line-id="${lineId}"]`);
   await d.until(async () => (await detailState(d)) === 'awaiting_acceptance', 'awaiting acceptance', 180000);
   const steps = await d.script("return [...document.querySelectorAll('[data-testid=step-row]')].map((r) => r.dataset.state);");
-  assert.deepEqual(steps, ['done', 'done', 'done', 'done']);
+  assert.deepEqual(steps, ['done', 'done', 'done', 'done', 'done']);
   const files = await d.until(async () => {
     const f = await d.script("return [...document.querySelectorAll('[data-testid=diff-file]')].map((e) => e.dataset.path);");
     return f.length >= 2 ? f.sort() : null;
@@ -173,20 +174,20 @@ test('a line queued in the app runs with the embedded daemon, is answered, remar
   await screenshot(d, 'conveyor-lines');
 
   // Remarks: the same session runs again, carrying the answer and the remarks, and merges.
-  // The judge's requests (a session of its own) are left out.
-  const ofLine = (e) => e.kind === 'messages' && !e.side && e.step_kind !== 'judge';
+  // The judge's and the tester's requests (sessions of their own) are left out.
+  const ofLine = (e) => e.kind === 'messages' && !e.side && !['judge', 'tester'].includes(e.step_kind);
   const before = (await mock.log()).filter(ofLine).length;
   await d.waitFor('[data-testid=remarks-text]');
   await d.type('[data-testid=remarks-text]', 'Add a second line to notes.txt');
   await d.click('[data-testid=remarks-send]');
   await d.until(async () => (await detailState(d)) !== 'awaiting_acceptance', 'the line leaves awaiting acceptance');
   await d.until(async () => (await detailState(d)) === 'awaiting_acceptance', 'awaiting acceptance again', 180000);
-  await d.until(async () => (await d.findAll('[data-testid=step-row]')).length === 5, 'the remarks step listed');
+  await d.until(async () => (await d.findAll('[data-testid=step-row]')).length === 7, 'the remarks step and its check listed');
   const log = (await mock.log()).filter(ofLine);
   const sessions = new Set(log.map((e) => e.session));
   assert.equal(sessions.size, 1, `one session for the whole line: ${[...sessions]}`);
   const remarks = log.slice(before);
-  assert.ok(remarks.length > 0 && remarks.every((e) => e.step === 5), JSON.stringify(remarks.map((e) => e.step)));
+  assert.ok(remarks.length > 0 && remarks.every((e) => e.step === 6), JSON.stringify(remarks.map((e) => e.step)));
   const convo = remarks[0].conversation;
   assert.ok(convo.includes('conveyor step 2 attempt 1'), 'the resumed session carries the earlier steps');
   assert.ok(convo.includes('Add a second line to notes.txt'), 'the remarks reached the session');

@@ -497,7 +497,7 @@ async fn project_commands(
 ) -> Vec<PreflightItem> {
     let text = match git::read_file_at(repo, main, ".conveyor.toml").await {
         Ok(Some(t)) => t,
-        Ok(None) => return Vec::new(),
+        Ok(None) => return vec![tests_paths(&[])],
         Err(e) => {
             return vec![item(
                 Code::ProjectCommand,
@@ -518,7 +518,7 @@ async fn project_commands(
             )];
         }
     };
-    let mut items = Vec::new();
+    let mut items = vec![tests_paths(&list.tests_paths)];
     for check in &list.preflight {
         let mut spec = Spec::shell(&check.cmd, repo);
         spec.user = sh.agent_user.map(|u| (u.uid, u.gid));
@@ -527,6 +527,22 @@ async fn project_commands(
         items.push(project_command(&check.cmd, check.expect_exit, &out));
     }
     items
+}
+
+/// Whether the before-deploy check has a place to look for tests.
+pub fn tests_paths(paths: &[String]) -> PreflightItem {
+    if paths.is_empty() {
+        return item(
+            Code::TestsPaths,
+            Level::Warning,
+            "no tests_paths in .conveyor.toml: before deploy nothing asks whether the change was tested".into(),
+            Some("say where the project's tests live: tests_paths = [\"tests/**\"] in .conveyor.toml on main".into()),
+        );
+    }
+    ok(
+        Code::TestsPaths,
+        format!("tests live in {}", paths.join(", ")),
+    )
 }
 
 /// One of a project's own `preflight` commands, judged by its exit code.
@@ -576,6 +592,18 @@ pub fn render(p: &Preflight) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// A project that does not say where its tests live is warned, not blocked: the
+    /// before-deploy check is off for it.
+    #[test]
+    fn a_project_without_tests_paths_is_warned_that_the_test_check_is_off() {
+        let i = tests_paths(&[]);
+        assert_eq!((i.code, i.level), (Code::TestsPaths, Level::Warning));
+        assert!(i.fix.unwrap().contains("tests_paths = ["));
+        let i = tests_paths(&["tests/**".to_string()]);
+        assert_eq!(i.level, Level::Ok);
+        assert!(i.message.contains("tests/**"), "{}", i.message);
+    }
     use super::*;
 
     fn out(code: Option<i32>, stdout: &str) -> Result<exec::Output> {

@@ -115,6 +115,9 @@ named! {
         CleanCheckout = "clean_checkout",
         /// One of the project's own `preflight` commands from its `.conveyor.toml`.
         ProjectCommand = "project_command",
+        /// Whether the project says where its tests live (`tests_paths`): without it the
+        /// before-deploy check (a test changed, or an `uncovered` entry) is off.
+        TestsPaths = "tests_paths",
     }
 }
 
