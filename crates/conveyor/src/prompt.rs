@@ -77,7 +77,10 @@ pub fn render(p: &StepPrompt<'_>) -> String {
                  session. Give every step machine-checkable checks: shell commands run in the worktree \
                  with the exit code they must give when the step is done. Choose the level: light (text, \
                  config, small fix), medium (ordinary code work), full (new feature, live data, money, \
-                 external integrations).\n\n\
+                 external integrations). The level decides who checks the work after you, each in a \
+                 session of its own: a tester at every level, a reviewer from medium, a skeptic at full. \
+                 Journal your choice of level as a `fork` (its options the three levels, its default your \
+                 choice, its why).\n\n\
                  Write the plan as JSON to the file named by $CONVEYOR_PLAN (outside the worktree), in \
                  this shape:\n\
                  {{\"level\": \"light\" | \"medium\" | \"full\", \"steps\": [{{\"title\": …, \"task\": …, \
@@ -93,9 +96,6 @@ pub fn render(p: &StepPrompt<'_>) -> String {
                 StepKind::Rework => "EXECUTOR (entries the judge sent back)",
                 StepKind::Answer => "EXECUTOR (Anton's answers)",
                 StepKind::Investigate => "INVESTIGATOR",
-                StepKind::Reviewer => "REVIEWER",
-                StepKind::Tester => "TESTER",
-                StepKind::Skeptic => "SKEPTIC",
                 _ => "EXECUTOR",
             };
             s.push_str(&format!(
@@ -109,6 +109,13 @@ pub fn render(p: &StepPrompt<'_>) -> String {
                 }
                 s.push('\n');
             }
+            s.push_str(
+                "Keep your own context small: it is this line's whole session and must last every \
+                 step. Delegate wide searches, reading many files and long test output to subagents \
+                 (the Task tool) and keep only their conclusions. Others check your work after you, \
+                 each in a session of its own: a tester, and by the line's level a reviewer and a \
+                 skeptic.\n\n",
+            );
             s.push_str("Do not commit: the daemon commits a checkpoint after the step.\n\n");
         }
     }
@@ -146,5 +153,26 @@ mod tests {
         assert!(s.contains("rolled back to the last checkpoint (abc123)"));
         assert!(s.contains("`cargo test` exits 0"));
         assert!(s.contains("without Anton") && s.contains("- cache in memory (why: one server)"));
+        // The author delegates to subagents and knows who checks after it.
+        assert!(s.contains("subagents") && s.contains("a reviewer"), "{s}");
+        let planner = render(&StepPrompt {
+            n: 1,
+            attempt: 1,
+            kind: StepKind::Planner,
+            line_id: "L1",
+            line_title: "t",
+            line_task: "x",
+            step_title: "plan",
+            step_task: "x",
+            checks: &[],
+            rolled_back: None,
+            checkpoint: None,
+            answers: &[],
+            decisions: &[],
+        });
+        assert!(
+            planner.contains("Journal your choice of level as a `fork`"),
+            "{planner}"
+        );
     }
 }

@@ -429,7 +429,7 @@ async fn before_deploy_a_change_needs_a_test_or_an_uncovered_entry_and_a_project
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_verdict_written_without_any_work_is_a_failed_run() {
+async fn a_reviewer_verdict_written_without_any_work_is_a_failed_run() {
     let d = Daemon::builder()
         .files(&[("a.txt", "a\n")])
         .mock()
@@ -440,40 +440,106 @@ async fn a_verdict_written_without_any_work_is_a_failed_run() {
     mock.script(
         &l.session_id,
         json!({
-            "1": [write_plan(&plan("light", &[("change", "true")])), text("planned")],
+            "1": [write_plan(&plan("medium", &[("change", "true")])), text("planned")],
             "2": [write("b.txt", "b\n"), text("changed")],
         }),
     )
     .await;
+    // Step 3 is the tester (unscripted: it passes); step 4 the reviewer.
     mock.script_line(
         &l.id,
-        "tester",
+        "reviewer",
         json!({
-            "3.1": [verdict(&json!({"verdict": "pass", "findings": []})), text("looks fine")],
-            "3": [bash("cat b.txt"), verdict(&json!({"verdict": "pass", "findings": []})), text("checked")],
+            "4.1": [verdict(&json!({"verdict": "pass", "findings": []})), text("looks fine")],
+            "4": [bash("cat b.txt"), verdict(&json!({"verdict": "pass", "findings": []})), text("checked")],
         }),
     )
     .await;
     let done = wait_state(c, &l.id, LineState::AwaitingAcceptance, 240).await;
-    let tester = &done.line.steps[2];
+    let reviewer = &done.line.steps[3];
     assert_eq!(
-        (tester.kind, tester.state, tester.attempts),
-        (StepKind::Tester, StepState::Done, 2)
+        (reviewer.kind, reviewer.state, reviewer.attempts),
+        (StepKind::Reviewer, StepState::Done, 2)
     );
     // The first run's verdict was not taken; the second, after real work, was.
     let runs: Vec<Value> = mock
         .log()
         .await
         .into_iter()
-        .filter(|e| e["step_kind"] == "tester" && e["line"] == l.id.as_str())
+        .filter(|e| e["step_kind"] == "reviewer" && e["line"] == l.id.as_str())
         .collect();
     let attempts: std::collections::BTreeSet<i64> = runs
         .iter()
         .map(|e| e["attempt"].as_i64().unwrap())
         .collect();
     assert_eq!(attempts, [1, 2].into());
-    let budget = c.line(&l.id).await.unwrap().budget;
-    assert!(budget.runs >= 4, "{budget:#?}");
+    // Two sessions: every run of a checker is fresh.
+    let sessions: std::collections::BTreeSet<&str> = runs
+        .iter()
+        .map(|e| e["session"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    assert_eq!(reviewer.verdict.as_ref().unwrap().verdict, RoleCall::Pass);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_projects_before_question_hook_sends_a_question_back_with_what_it_said() {
+    let d = Daemon::builder()
+        .files(&[
+            ("a.txt", "a\n"),
+            (
+                ".conveyor.toml",
+                "[hooks]\nbefore_question = \"test -f asked-ops || { echo 'ask the ops channel before Anton'; exit 1; }\"\n",
+            ),
+        ])
+        .mock()
+        .start()
+        .await;
+    let (c, mock) = (d.client(), d.mock());
+    let l = d.line("ask", "a change that asks").await;
+    mock.script(
+        &l.session_id,
+        json!({
+            "1": [write_plan(&plan("light", &[("change", "true")])), text("planned")],
+            "2": [bash(&journal(&json!({"kind": "question", "text": "Restart the cache servers?", "options": ["now", "tonight"], "default": "tonight", "why": "it drops sessions", "reversible": true, "expensive": false}))), text("asked")],
+            // The rework the hook asked for (step 3 is the judge).
+            "4": [write("asked-ops", "ops said: ask Anton\n"), text("asked ops")],
+        }),
+    )
+    .await;
+    mock.script_line(
+        &l.id,
+        "judge",
+        json!({"*": [judge_verdict(&[("cache servers", "validated", None)]), text("judged")]}),
+    )
+    .await;
+    let waiting = wait_state(c, &l.id, LineState::WaitingAnswer, 240).await;
+    assert_eq!(
+        kinds(&waiting),
+        [
+            StepKind::Planner,
+            StepKind::Executor,
+            StepKind::Judge,
+            StepKind::Rework,
+            StepKind::Judge
+        ]
+    );
+    let q = &waiting.questions[0];
+    assert_eq!(
+        (q.status, q.reworks),
+        (conveyor_api::QuestionStatus::Validated, 1)
+    );
+    let rework = mock
+        .requests(&l.session_id)
+        .await
+        .into_iter()
+        .find(|e| e["step"] == 4)
+        .unwrap();
+    let said = rework["conversation"].as_str().unwrap();
+    assert!(
+        said.contains("ask the ops channel before Anton") && said.contains("before_question"),
+        "{said}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
