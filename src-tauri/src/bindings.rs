@@ -57,7 +57,8 @@ fn generated() -> String {
     out.trim_end().to_owned() + "\n"
 }
 
-/// `export const NAME: readonly Type[] = [...]` for each code enum of the daemon.
+/// `export const NAME: readonly Type[] = [...]` for each code enum of the daemon, and the
+/// daemon's numbers the pages word (the rounds before a line needs Anton).
 fn codes() -> String {
     fn list<T: Copy>(name: &str, ty: &str, all: &[T], text: fn(T) -> &'static str) -> String {
         let values: Vec<String> = all.iter().map(|v| format!("'{}'", text(*v))).collect();
@@ -68,7 +69,7 @@ fn codes() -> String {
     }
     use conveyor_api::{ErrorCode, PreflightCode, ReasonCode};
     [
-        "// Generated from crates/conveyor-api's enums by src-tauri/src/bindings.rs. Do not edit:\n\
+        "// Generated from the daemon's enums and constants by src-tauri/src/bindings.rs. Do not edit:\n\
          // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.\n\n\
          import type { ErrorCode, PreflightCode, ReasonCode } from './conveyor';\n\n"
             .to_owned(),
@@ -78,6 +79,12 @@ fn codes() -> String {
         list("PREFLIGHT_CODES", "PreflightCode", PreflightCode::ALL, PreflightCode::as_str),
         "/** Every `ErrorCode` of the daemon's API. */\n".to_owned(),
         list("DAEMON_ERROR_CODES", "ErrorCode", ErrorCode::ALL, ErrorCode::as_str),
+        "/** Failed checking rounds in a row (`Line.rounds`) at which a line needs Anton. */\n"
+            .to_owned(),
+        format!(
+            "export const GATE_ROUNDS = {};\n",
+            conveyor::line::GATE_ROUNDS
+        ),
     ]
     .concat()
 }

@@ -37,8 +37,9 @@ use step::run_step;
 /// Runs of one step attempt that may switch between `--session-id` and `--resume`.
 pub(crate) const SESSION_TRIES: usize = 3;
 
-/// Gate failures in a row before a line needs Anton.
-pub(crate) const GATE_ROUNDS: i64 = 3;
+/// Gate failures in a row before a line needs Anton (`Line.rounds` counts towards it; pult
+/// says "round 2 of 3" from this number, generated into its TypeScript).
+pub const GATE_ROUNDS: i64 = 3;
 
 /// What a line needs next.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,4 +1,4 @@
-// Generated from crates/conveyor-api's enums by src-tauri/src/bindings.rs. Do not edit:
+// Generated from the daemon's enums and constants by src-tauri/src/bindings.rs. Do not edit:
 // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.
 
 import type { ErrorCode, PreflightCode, ReasonCode } from './conveyor';
@@ -9,3 +9,5 @@ export const REASON_CODES: readonly ReasonCode[] = ['cancelled', 'step_failed', 
 export const PREFLIGHT_CODES: readonly PreflightCode[] = ['agent_binary', 'agent_login', 'root_guard', 'judge_hooks', 'git', 'git_identity', 'data_dir', 'disk_space', 'repository', 'main_branch', 'clean_checkout', 'project_command', 'tests_paths'];
 /** Every `ErrorCode` of the daemon's API. */
 export const DAEMON_ERROR_CODES: readonly ErrorCode[] = ['unauthorized', 'not_found', 'bad_request', 'invalid_state', 'unmerged_commits', 'exists', 'not_a_repository', 'unknown_project', 'not_an_option', 'answer_started', 'level_lower', 'internal'];
+/** Failed checking rounds in a row (`Line.rounds`) at which a line needs Anton. */
+export const GATE_ROUNDS = 3;
