@@ -2,8 +2,8 @@
 //! client (embedded or remote alike), its errors mapped to stable codes.
 
 use conveyor_api::{
-    Answer, Budget, Line, LineDetail, LineDiff, NewLine, NewProject, Preflight, Project, Question,
-    Review,
+    Answer, Budget, Level, Line, LineDetail, LineDiff, NewLine, NewProject, Preflight, Project,
+    Question, Review,
 };
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
@@ -80,6 +80,18 @@ pub async fn conveyor_set_priority(
     priority: i32,
 ) -> Result<Line, AppError> {
     Ok(conveyor.client()?.set_priority(&id, priority).await?)
+}
+
+/// Raises the line's level (light → medium → full): more checking roles run before its merge.
+/// A lower level is refused with `level_lower` (the app's `invalid_state`, the daemon's code
+/// beside it), a line whose checks are over with `invalid_state`.
+#[tauri::command]
+pub async fn conveyor_raise_level(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+    level: Level,
+) -> Result<Line, AppError> {
+    Ok(conveyor.client()?.raise_level(&id, level).await?)
 }
 
 #[tauri::command]

@@ -274,3 +274,92 @@ fn a_remote_daemon_wrong_token_unreachable_and_right_token() {
     let e = invoke(&app, "conveyor_budget", json!({})).unwrap_err();
     assert_eq!(e["code"], "daemon_unreachable", "{e}");
 }
+
+#[test]
+fn a_level_is_raised_through_the_app_and_a_lower_one_refused_with_the_daemons_code() {
+    // SAFETY: as in `isolate`; set before any thread starts.
+    #[allow(unsafe_code)]
+    unsafe {
+        std::env::set_var("PULT_NO_KEYRING", "1");
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("repo");
+    std::fs::create_dir_all(&repo).unwrap();
+    for args in [
+        &["init", "-q", "-b", "main"][..],
+        &[
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@localhost",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+    ] {
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    }
+    // A daemon that runs no lines: the line stays queued while its level is raised.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let daemon = rt.block_on(async {
+        let mut cfg = conveyor::Config::new(dir.path().join("data"));
+        cfg.listen = "127.0.0.1:0".parse().unwrap();
+        cfg.token = Some("level-token".into());
+        cfg.run_lines = false;
+        conveyor::start(cfg).await.unwrap()
+    });
+    let app = app();
+    wait_status(&app, "embedded settled", |s| s["state"] != "starting");
+    let s = invoke(
+        &app,
+        "conveyor_connect",
+        json!({"request": {"mode": "remote", "url": format!("http://{}", daemon.addr), "token": "level-token"}}),
+    )
+    .unwrap();
+    assert_eq!(s["state"], "connected", "{s}");
+    let p = invoke(
+        &app,
+        "conveyor_create_project",
+        json!({"project": {"name": "p", "repo_path": repo}}),
+    )
+    .unwrap();
+    let l = invoke(
+        &app,
+        "conveyor_create_line",
+        json!({"line": {"project_id": p["id"], "title": "t", "task": "do it"}}),
+    )
+    .unwrap();
+    assert_eq!(l["level"], json!(null), "{l}");
+
+    let raised = invoke(
+        &app,
+        "conveyor_raise_level",
+        json!({"id": l["id"], "level": "medium"}),
+    )
+    .unwrap();
+    assert_eq!(
+        (raised["level"].as_str(), raised["level_why"].as_str()),
+        (Some("medium"), Some("Anton raised it")),
+        "{raised}"
+    );
+    // Lower: a state refusal for the app, the daemon's own code beside it for the page.
+    let e = invoke(
+        &app,
+        "conveyor_raise_level",
+        json!({"id": l["id"], "level": "light"}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e["code"].as_str(), e["daemon_code"].as_str()),
+        (Some("invalid_state"), Some("level_lower")),
+        "{e}"
+    );
+    rt.block_on(daemon.stop());
+}

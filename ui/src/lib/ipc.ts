@@ -30,6 +30,7 @@ import type {
   Answer,
   Budget,
   Event as ConveyorEvent,
+  Level,
   Line,
   LineDetail,
   LineDiff,
@@ -129,6 +130,9 @@ export const conveyor = {
   createLine: (line: NewLine) => call<Line>('conveyor_create_line', { line }),
   setPriority: (id: string, priority: number) =>
     call<Line>('conveyor_set_priority', { id, priority }),
+  /** Raises the line's level (light → medium → full); a lower one is refused (the daemon's
+   * `level_lower`), as is any once the line's checks are over (`invalid_state`). */
+  raiseLevel: (id: string, level: Level) => call<Line>('conveyor_raise_level', { id, level }),
   cancel: (id: string) => call<Line>('conveyor_cancel', { id }),
   accept: (id: string) => call<Line>('conveyor_accept', { id }),
   remarks: (id: string, text: string) => call<Line>('conveyor_remarks', { id, text }),

@@ -9,6 +9,7 @@ import type {
   Budget,
   Decision,
   Event,
+  Level,
   Line,
   LineDetail,
   LineDiff,
@@ -105,7 +106,7 @@ export function asIpcError(e: unknown): IpcError {
   return e instanceof IpcError ? e : new IpcError('internal', String(e), null);
 }
 
-/** The error key of an action on a line (accept, remarks, cancel, priority). */
+/** The error key of an action on a line (accept, remarks, cancel, priority, level). */
 export const lineKey = (id: string) => `line:${id}`;
 /** The error key of an answer to a question. */
 export const questionKey = (id: string) => `question:${id}`;
@@ -297,6 +298,9 @@ export class ConveyorStore {
     text.trim() ? this.applyLine(await this.act(lineKey(id), () => api.remarks(id, text))) : false;
   setPriority = async (id: string, priority: number) =>
     this.applyLine(await this.act(lineKey(id), () => api.setPriority(id, priority)));
+  /** Raises the line's level; a refusal (`level_lower`, `invalid_state`) stays on the line. */
+  raiseLevel = async (id: string, level: Level) =>
+    this.applyLine(await this.act(lineKey(id), () => api.raiseLevel(id, level)));
 
   /** Answers a question, or changes its answer while that can still change. */
   async answer(questionId: string, answer: Answer): Promise<boolean> {
