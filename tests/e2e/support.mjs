@@ -14,13 +14,16 @@ export function git(dir, ...args) {
   return execFileSync('git', args, { cwd: dir, encoding: 'utf8' });
 }
 
-/** A fresh repository on `main` with `files` committed. */
+/** A fresh repository on `main` with `files` (paths relative to it) committed. */
 export function makeRepo(dir, files) {
   fs.mkdirSync(dir, { recursive: true });
   git(dir, 'init', '-q', '-b', 'main');
   git(dir, 'config', 'user.name', 'e2e');
   git(dir, 'config', 'user.email', 'e2e@localhost');
-  for (const [name, text] of Object.entries(files)) fs.writeFileSync(path.join(dir, name), text);
+  for (const [name, text] of Object.entries(files)) {
+    fs.mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+    fs.writeFileSync(path.join(dir, name), text);
+  }
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'init');
 }
@@ -93,6 +96,20 @@ export function agentEnvToml(mock, home) {
 export const bash = (command) => ({ tool: 'Bash', input: { command, description: 'scripted by the e2e test' } });
 export const text = (t) => ({ text: t });
 export const writePlan = (plan) => bash(`cat > "$CONVEYOR_PLAN" <<'PLAN'\n${JSON.stringify(plan, null, 2)}\nPLAN`);
+/** A Write tool call of `rel` in the run's working folder (the line's worktree). */
+export const write = (rel, content) => ({ tool: 'Write', input: { file_path: `{{cwd}}/${rel}`, content } });
+
+/**
+ * A checking role's (tester, reviewer, skeptic, extra) verdict as the mock plays it: a Write of
+ * `{verdict, findings}` to the file its prompt names (`$CONVEYOR_VERDICT (<path>)`).
+ */
+export const roleVerdict = (verdict, findings = []) => ({
+  tool: 'Write',
+  input: {
+    file_path: '{{prompt:\\$CONVEYOR_VERDICT \\(([^)]+)\\)}}',
+    content: JSON.stringify({ verdict, findings }),
+  },
+});
 
 /**
  * A judge run's verdict as the mock plays it: a Write of the file the judge's prompt names
@@ -125,12 +142,18 @@ export function ownerOnly(file) {
 
 /**
  * Adds a project on `repo` and queues a line on it through the Lines page's forms; resolves to
- * the new line's id (the first row of the list).
+ * the new line's id.
  */
 export async function queueLine(d, { project, repo, title, task }) {
   await d.type('[data-testid=project-name]', project);
   await d.type('[data-testid=project-repo]', repo);
   await d.click('[data-testid=project-add]');
+  return queueLineOn(d, { project, title, task });
+}
+
+/** Queues a line on the existing project named `project` through the line form; resolves to
+ * the new line's id (its row found by its title, unique in the project). */
+export async function queueLineOn(d, { project, title, task }) {
   const projectId = await d.until(
     () =>
       d.script(
@@ -147,7 +170,11 @@ export async function queueLine(d, { project, repo, title, task }) {
   await d.type('[data-testid=line-task]', task);
   await d.click('[data-testid=line-add]');
   return d.until(
-    () => d.script("return document.querySelector('[data-testid=line-row]')?.dataset.lineId ?? null;"),
+    () =>
+      d.script(
+        "const r = [...document.querySelectorAll('[data-testid=line-row]')].find((r) => r.querySelector('.title')?.textContent === arguments[0]); return r ? r.dataset.lineId : null;",
+        [title],
+      ),
     'the line in the list',
   );
 }
