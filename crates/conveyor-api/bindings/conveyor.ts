@@ -80,6 +80,11 @@ reason: string | null,
  */
 reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>, 
 /**
+ * What the never-autonomous guard stopped the line's agents (and their subagents)
+ * from doing, oldest first.
+ */
+denials: Array<Denial>, 
+/**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
 cost_usd: number, created_at: string, updated_at: string, };
@@ -107,6 +112,11 @@ reason: string | null,
  * reason, or for a reason given before codes existed.
  */
 reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>, 
+/**
+ * What the never-autonomous guard stopped the line's agents (and their subagents)
+ * from doing, oldest first.
+ */
+denials: Array<Denial>, 
 /**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
@@ -161,6 +171,12 @@ cost_usd: number, tokens: Tokens, error: string | null,
  * now); none before the first run.
  */
 duration_ms: number | null, };
+
+export type Denial = { step_n: number, tool_name: string, 
+/**
+ * The call's input as the CLI reported it (a Bash `command`, a `file_path`, …).
+ */
+input: unknown, at: string, };
 
 export type RoleCall = "pass" | "rework";
 

@@ -36,7 +36,13 @@ pub fn quote(s: &str) -> String {
 ///
 /// # Errors
 /// [`Error::Io`].
-pub fn write(dir: &Path, tag: &str, checks: &[Check], rounds: u32) -> Result<Hook> {
+pub fn write(
+    dir: &Path,
+    tag: &str,
+    checks: &[Check],
+    rounds: u32,
+    pre_tool: &[(&str, &str)],
+) -> Result<Hook> {
     let script = dir.join(format!("stop-hook-{tag}.sh"));
     let settings = dir.join(format!("settings-{tag}.json"));
     let state = dir.join(format!("stop-hook-{tag}.state"));
@@ -84,7 +90,7 @@ exit 0
         &settings,
         &Hooks {
             stop: &quote(&script.to_string_lossy()),
-            pre_tool: None,
+            pre_tool,
         },
     )?;
     Ok(Hook {
@@ -100,8 +106,8 @@ exit 0
 pub struct Hooks<'a> {
     /// Run when the agent would stop; may block it once more (JSON form).
     pub stop: &'a str,
-    /// `(matcher, command)`: run before every matching tool call; may deny it.
-    pub pre_tool: Option<(&'a str, &'a str)>,
+    /// `(matcher, command)`: run before every matching tool call; each may deny it.
+    pub pre_tool: &'a [(&'a str, &'a str)],
 }
 
 /// Writes a run's settings file (`--settings`): every hook of the run in one place, so the
@@ -112,8 +118,12 @@ pub struct Hooks<'a> {
 pub fn write_settings(path: &Path, hooks: &Hooks<'_>) -> Result<()> {
     let command = |c: &str| serde_json::json!([{"type": "command", "command": c}]);
     let mut all = serde_json::json!({"Stop": [{"hooks": command(hooks.stop)}]});
-    if let Some((matcher, cmd)) = hooks.pre_tool {
-        all["PreToolUse"] = serde_json::json!([{"matcher": matcher, "hooks": command(cmd)}]);
+    if !hooks.pre_tool.is_empty() {
+        all["PreToolUse"] = hooks
+            .pre_tool
+            .iter()
+            .map(|(matcher, cmd)| serde_json::json!({"matcher": matcher, "hooks": command(cmd)}))
+            .collect();
     }
     let text = serde_json::json!({ "hooks": all }).to_string();
     std::fs::write(path, text).map_err(|e| Error::io(path, e))
@@ -193,7 +203,7 @@ mod tests {
             cmd: "grep -q \"good\" f.txt && echo 'fine'".into(),
             expect_exit: 0,
         }];
-        let h = write(d.path(), "t", &checks, 2).unwrap();
+        let h = write(d.path(), "t", &checks, 2, &[]).unwrap();
         std::fs::write(d.path().join("f.txt"), "bad \"quoted\"\tno such file\n").unwrap();
         for _ in 0..2 {
             let out = run_hook(&h, d.path());
@@ -222,7 +232,7 @@ mod tests {
                 cmd: cmd.into(),
                 expect_exit: 0,
             }];
-            let h = write(d.path(), "v", &checks, 3).unwrap();
+            let h = write(d.path(), "v", &checks, 3, &[]).unwrap();
             let out = run_hook(&h, d.path());
             let v: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
             assert_eq!(v["decision"], "block");

@@ -19,6 +19,7 @@ mod error;
 pub(crate) mod events;
 pub mod exec;
 pub(crate) mod git;
+pub mod guard;
 pub(crate) mod hook;
 pub(crate) mod journal;
 pub mod judge;

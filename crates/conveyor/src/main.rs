@@ -58,6 +58,12 @@ enum HookCmd {
         #[arg(long, default_value_t = 3)]
         rounds: u32,
     },
+    /// PreToolUse hook of every agent run: denies what is never done autonomously (the
+    /// built-in rules and the project's `[never] patterns`, in the context file).
+    Guard {
+        #[arg(long)]
+        context: PathBuf,
+    },
     /// PreToolUse hook: denies every tool call but a `Write` of this file.
     OnlyWrite { file: PathBuf },
 }
@@ -202,6 +208,7 @@ fn hook(h: HookCmd) -> anyhow::Result<()> {
             state,
             rounds,
         } => conveyor::roles::stop_hook(&file, &state, rounds),
+        HookCmd::Guard { context } => conveyor::guard::hook_with_context_file(&input, &context),
         HookCmd::OnlyWrite { file } => conveyor::judge::only_write(&input, &file),
     };
     match answer {

@@ -36,6 +36,7 @@ export const line = (id: string, state: Line['state'], over: Partial<Line> = {})
   reason_code: null,
   park_until: null,
   steps: [],
+  denials: [],
   cost_usd: 0,
   created_at: '2026-11-29T20:00:00Z',
   updated_at: '2026-11-29T20:00:00Z',

@@ -268,6 +268,9 @@ wire! {
         pub reason_code: Option<ReasonCode>,
         pub park_until: Option<String>,
         pub steps: Vec<Step>,
+        /// What the never-autonomous guard stopped the line's agents (and their subagents)
+        /// from doing, oldest first.
+        pub denials: Vec<Denial>,
         /// Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
         pub cost_usd: f64,
         pub created_at: String,
@@ -432,6 +435,20 @@ wire! {
     }
 }
 
+wire! {
+    /// A tool call the CLI denied an agent of the line (the never-autonomous guard's, or a
+    /// permission mode's): nothing of it ran.
+    pub struct Denial {
+        pub step_n: u32,
+        pub tool_name: String,
+        /// The call's input as the CLI reported it (a Bash `command`, a `file_path`, …).
+        #[ts(type = "unknown")]
+        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+        pub input: serde_json::Value,
+        pub at: String,
+    }
+}
+
 named! {
     /// What a checking role concluded.
     pub enum RoleCall {
@@ -558,6 +575,7 @@ pub(crate) fn typescript() -> String {
         StepKind::decl(),
         StepState::decl(),
         Step::decl(),
+        Denial::decl(),
         RoleCall::decl(),
         RoleVerdict::decl(),
         Finding::decl(),

@@ -232,9 +232,14 @@ async fn list(
     for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &ids).await? {
         steps.entry(s.line_id.clone()).or_default().push(s.to_api());
     }
+    let mut denials = store::runs::denials_of(&mut *st.store.conn().await?, &ids).await?;
     let lines: Vec<Line> = rows
         .iter()
-        .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
+        .map(|l| {
+            let mut line = l.to_api(steps.remove(&l.id).unwrap_or_default());
+            line.denials = denials.remove(&l.id).unwrap_or_default();
+            line
+        })
         .collect();
     let body = axum::body::Bytes::from(
         serde_json::to_vec(&lines).map_err(|e| crate::Error::Internal(e.to_string()))?,
@@ -339,8 +344,13 @@ async fn one(
     .iter()
     .map(store::QuestionRow::to_api)
     .collect();
+    let mut line = l.to_api(steps.iter().map(StepWithCost::to_api).collect());
+    line.denials = store::runs::denials_of(&mut *st.store.conn().await?, std::slice::from_ref(&id))
+        .await?
+        .remove(&id)
+        .unwrap_or_default();
     Ok(Json(LineDetail {
-        line: l.to_api(steps.iter().map(StepWithCost::to_api).collect()),
+        line,
         journal,
         questions,
         budget,

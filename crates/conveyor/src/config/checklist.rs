@@ -67,6 +67,16 @@ pub struct Checklist {
     /// The project's own hooks at the three boundaries.
     #[serde(default)]
     pub hooks: Hooks,
+    /// What the project's agents never do on their own, beside the built-in rules.
+    #[serde(default)]
+    pub never: Never,
+}
+
+/// `[never]`: regexes on a Bash command that the guard denies, like its built-in rules.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Never {
+    pub patterns: Vec<String>,
 }
 
 /// `[roles]`: which of the project's agents (`.claude/agents/<name>.md` on fresh main) plays
@@ -113,9 +123,17 @@ impl Checklist {
     /// # Errors
     /// [`Error::Checklist`] with line and column.
     pub fn parse(text: &str) -> Result<Checklist, Error> {
-        toml::from_str(text).map_err(|e| Error::Checklist {
+        let list: Checklist = toml::from_str(text).map_err(|e| Error::Checklist {
             message: describe_toml_error(text, &e),
-        })
+        })?;
+        for p in &list.never.patterns {
+            if let Err(e) = regex::Regex::new(p) {
+                return Err(Error::Checklist {
+                    message: format!(".conveyor.toml: [never] patterns: {p:?} is not a regex: {e}"),
+                });
+            }
+        }
+        Ok(list)
     }
 
     /// The keys this checklist sets that no code reads yet.
@@ -143,6 +161,19 @@ full_level_paths = ["migrations/**"]
         .unwrap();
         assert_eq!(c.regression.as_deref(), Some("cargo test"));
         assert_eq!(c.checklist[0].cmd, "npm run lint");
+    }
+
+    #[test]
+    fn a_never_pattern_that_is_no_regex_is_an_error_that_names_it() {
+        let e = Checklist::parse("[never]\npatterns = [\"deploy(\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[never] patterns") && e.contains("deploy("),
+            "{e}"
+        );
+        let ok = Checklist::parse("[never]\npatterns = [\"make\\\\s+release\"]\n").unwrap();
+        assert_eq!(ok.never.patterns, [r"make\s+release"]);
     }
 
     /// A misspelt key in a project's checklist is an error naming it, not a gate that

@@ -2,11 +2,11 @@
 //! and holding"): what holds a line whose steps are done, his answers — given, changed, taken
 //! back — and the question every stopped line asks him.
 
-use conveyor_api::{DecisionSource, LineState, QuestionStatus, ReasonCode, StepKind, StepState};
+use conveyor_api::{LineState, QuestionStatus, ReasonCode, StepKind, StepState};
 
 use crate::Result;
 use crate::state::Shared;
-use crate::store::questions::{self, Verdict};
+use crate::store::questions;
 use crate::store::{self, QuestionRow};
 
 /// The line's steps are done; its entries hold it before the gate: an open validated question
@@ -233,50 +233,21 @@ pub(crate) async fn needs_anton(
     )
     .await?;
     if t.written() {
-        let raw = serde_json::json!({"kind": "question", "text": text, "options": options,
-            "default": AGAIN, "reversible": true, "expensive": false})
-        .to_string();
-        let offset = store::journal::next_daemon_offset(&mut tx, line_id).await?;
-        let at = store::journal::At {
+        questions::ask_as_daemon(
+            &mut tx,
             line_id,
-            step_id: None,
-            offset,
+            &questions::DaemonQuestion {
+                text: &text,
+                options: &options,
+                default: Some(AGAIN),
+                why: "only Anton can move a stopped line on",
+                reversible: true,
+                expensive: false,
+                validated: "the line stopped: only Anton can move it on",
+            },
             now,
-        };
-        let entry = store::journal::NewEntry {
-            kind: conveyor_api::JournalKind::Question,
-            text: &text,
-            options: &options,
-            default: Some(AGAIN),
-            why: Some("only Anton can move a stopped line on"),
-            reversible: Some(true),
-            expensive: Some(false),
-            raw: &raw,
-        };
-        if let Some(journal_id) = store::journal::insert(&mut tx, at, entry).await? {
-            let id = questions::insert(
-                &mut tx,
-                line_id,
-                journal_id,
-                conveyor_api::QuestionKind::Question,
-                None,
-                now,
-            )
-            .await?;
-            questions::set_verdict(
-                &mut tx,
-                &id,
-                &Verdict {
-                    status: QuestionStatus::Validated,
-                    by: DecisionSource::Daemon,
-                    why: "the line stopped: only Anton can move it on",
-                    duplicate_of: None,
-                    urgent: false,
-                    now,
-                },
-            )
-            .await?;
-        }
+        )
+        .await?;
     }
     tx.commit().await?;
     sh.announce(t);
@@ -291,6 +262,8 @@ pub(crate) const AGAIN: &str = "try again";
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::questions::Verdict;
+    use conveyor_api::DecisionSource;
 
     /// A line waiting for Anton with one validated question; its id.
     async fn waiting_with_question(sh: &Shared, line: &str) -> String {

@@ -100,11 +100,19 @@ pub(super) async fn run(
     }
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
         .await?;
+    let never = super::guard_hook(sh, line).await?;
+    let mut pre_tool: Vec<(&str, &str)> = Vec::new();
+    if let Some(g) = &run.hooks.guard {
+        pre_tool.push((run.guarded, g));
+    }
+    if let Some(g) = &never {
+        pre_tool.push((crate::guard::MATCHER, g));
+    }
     hook::write_settings(
         &f.settings,
         &hook::Hooks {
             stop: &run.hooks.stop,
-            pre_tool: run.hooks.guard.as_deref().map(|g| (run.guarded, g)),
+            pre_tool: &pre_tool,
         },
     )?;
     let run_id = runs::start(

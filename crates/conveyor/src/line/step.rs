@@ -15,7 +15,7 @@ use crate::exec;
 use crate::git;
 use crate::state::Shared;
 use crate::store::runs::{self, Ended, NewRun, RunOutcome};
-use crate::store::{self, LineRow, StepRow, now_ms};
+use crate::store::{self, LineRow, StepRow, now_ms, questions};
 use crate::{Result, hook, plan, prompt};
 
 use super::finish::{Finished, fail_step, finish_step, stop_line};
@@ -97,6 +97,7 @@ pub(super) async fn run_step(
         }
         sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
             .await?;
+        let never = super::guard_hook(sh, line).await?;
         let tag = format!("{}-{}-{}", step.n, attempt, now_ms());
         let log = sh.line_dir(&line.id).join(format!("step-{tag}.ndjson"));
         let log_path = log.to_string_lossy().into_owned();
@@ -113,11 +114,17 @@ pub(super) async fn run_step(
             },
         )
         .await?;
+        let pre_tool: Vec<(&str, &str)> = never
+            .as_deref()
+            .map(|g| (crate::guard::MATCHER, g))
+            .into_iter()
+            .collect();
         let hook = hook::write(
             &sh.line_dir(&line.id),
             &tag,
             &hook_checks,
             sh.cfg.hook_rounds,
+            &pre_tool,
         )?;
         let text = prompt::render(&prompt::StepPrompt {
             n: step.n,
@@ -409,8 +416,61 @@ pub(super) async fn record_run_end(
         &ended,
     )
     .await?;
+    // What the CLI denied (the never-autonomous guard, a permission mode) did not run: Anton
+    // decides whether it should, on the morning page.
+    let denied: Vec<serde_json::Value> = report
+        .result
+        .as_ref()
+        .and_then(|r| r.permission_denials.as_ref())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    let now = sh.clock.now_ms();
+    for d in &denied {
+        let text = denied_text(d);
+        questions::ask_as_daemon(
+            &mut tx,
+            line_id,
+            &questions::DaemonQuestion {
+                text: &text,
+                options: &[DO_IT_MYSELF.to_string(), NOT_NEEDED.to_string()],
+                default: Some(NOT_NEEDED),
+                why: "it is never done without Anton; the guard stopped it before it ran",
+                reversible: false,
+                expensive: true,
+                validated: "never done autonomously: only Anton decides",
+            },
+            now,
+        )
+        .await?;
+    }
     tx.commit().await?;
+    if !denied.is_empty() {
+        tracing::warn!(
+            line = line_id,
+            run = run_id,
+            denied = denied.len(),
+            "the agent was denied tool calls; Anton is asked"
+        );
+        sh.announce_questions(line_id, denied.len());
+    }
     Ok(())
+}
+
+const DO_IT_MYSELF: &str = "I will do it myself";
+const NOT_NEEDED: &str = "not needed: go on without it";
+
+/// A denied call in words: the Bash command, or the tool and its file.
+fn denied_text(d: &serde_json::Value) -> String {
+    let tool = d["tool_name"].as_str().unwrap_or("a tool");
+    let input = &d["tool_input"];
+    let what = match (input["command"].as_str(), input["file_path"].as_str()) {
+        (Some(c), _) => format!("`{}`", exec::tail(c, 300)),
+        (None, Some(p)) => format!("{tool} on {p}"),
+        _ => format!("{tool} {}", exec::tail(&input.to_string(), 300)),
+    };
+    format!(
+        "The agent was stopped before it ran {what}: that is never done without you. Should it be done?"
+    )
 }
 
 /// A decision the daemon took for the line, appended to its journal (so it shows with the

@@ -114,6 +114,7 @@ impl LineRow {
             reason_code: self.reason_code,
             park_until: self.park_until.map(rfc3339),
             steps,
+            denials: Vec::new(),
             cost_usd,
             created_at: rfc3339(self.created_at),
             updated_at: rfc3339(self.updated_at),
@@ -141,9 +142,12 @@ pub async fn for_api(c: &mut SqliteConnection, id: &str) -> Result<Option<api::L
         return Ok(None);
     };
     let steps = super::steps::with_cost(&mut *c, id).await?;
-    Ok(Some(l.to_api(
-        steps.iter().map(super::StepWithCost::to_api).collect(),
-    )))
+    let mut line = l.to_api(steps.iter().map(super::StepWithCost::to_api).collect());
+    line.denials = super::runs::denials_of(&mut *c, &[id.to_string()])
+        .await?
+        .remove(id)
+        .unwrap_or_default();
+    Ok(Some(line))
 }
 
 /// The line's state, or `None` when there is no such line.

@@ -533,6 +533,79 @@ pub async fn decisions(
         .map_err(Into::into)
 }
 
+/// A question the daemon asks Anton itself.
+#[derive(Debug, Clone)]
+pub struct DaemonQuestion<'a> {
+    pub text: &'a str,
+    pub options: &'a [String],
+    pub default: Option<&'a str>,
+    /// Why it is asked (the entry's `why`).
+    pub why: &'a str,
+    pub reversible: bool,
+    pub expensive: bool,
+    /// Why it is validated without a judge (the verdict's `why`).
+    pub validated: &'a str,
+}
+
+/// Writes `q` into the line's journal (below the agent's entries) and as a question validated
+/// by the daemon, in the caller's transaction; returns its id.
+///
+/// # Errors
+/// Database errors.
+pub async fn ask_as_daemon(
+    c: &mut SqliteConnection,
+    line_id: &str,
+    q: &DaemonQuestion<'_>,
+    now: i64,
+) -> Result<Option<String>> {
+    let raw = serde_json::json!({"kind": "question", "text": q.text, "options": q.options,
+        "default": q.default, "why": q.why, "reversible": q.reversible, "expensive": q.expensive})
+    .to_string();
+    let offset = super::journal::next_daemon_offset(c, line_id).await?;
+    let at = super::journal::At {
+        line_id,
+        step_id: None,
+        offset,
+        now,
+    };
+    let entry = super::journal::NewEntry {
+        kind: api::JournalKind::Question,
+        text: q.text,
+        options: q.options,
+        default: q.default,
+        why: Some(q.why),
+        reversible: Some(q.reversible),
+        expensive: Some(q.expensive),
+        raw: &raw,
+    };
+    let Some(journal_id) = super::journal::insert(c, at, entry).await? else {
+        return Ok(None);
+    };
+    let id = insert(
+        c,
+        line_id,
+        journal_id,
+        api::QuestionKind::Question,
+        None,
+        now,
+    )
+    .await?;
+    set_verdict(
+        c,
+        &id,
+        &Verdict {
+            status: QuestionStatus::Validated,
+            by: api::DecisionSource::Daemon,
+            why: q.validated,
+            duplicate_of: None,
+            urgent: false,
+            now,
+        },
+    )
+    .await?;
+    Ok(Some(id))
+}
+
 fn in_list(statuses: &[QuestionStatus]) -> String {
     statuses
         .iter()

@@ -446,3 +446,45 @@ pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
         .collect::<std::result::Result<_, sqlx::Error>>()?;
     Ok(claims)
 }
+
+/// The denials the CLI reported in the lines' runs (`permission_denials` of each run's result),
+/// by line, oldest first.
+///
+/// # Errors
+/// Database errors.
+pub async fn denials_of(
+    c: &mut SqliteConnection,
+    line_ids: &[String],
+) -> Result<std::collections::HashMap<String, Vec<conveyor_api::Denial>>> {
+    let mut out: std::collections::HashMap<String, Vec<conveyor_api::Denial>> =
+        std::collections::HashMap::new();
+    if line_ids.is_empty() {
+        return Ok(out);
+    }
+    let marks = vec!["?"; line_ids.len()].join(", ");
+    let sql = format!(
+        "SELECT r.line_id, s.n, r.permission_denials, COALESCE(r.finished_at, r.started_at)
+         FROM runs r JOIN steps s ON s.id = r.step_id
+         WHERE r.line_id IN ({marks}) AND r.permission_denials IS NOT NULL
+           AND r.permission_denials != '[]'
+         ORDER BY r.started_at, r.id"
+    );
+    let mut q = sqlx::query_as::<_, (String, i64, String, i64)>(&sql);
+    for id in line_ids {
+        q = q.bind(id);
+    }
+    for (line, n, json, at) in q.fetch_all(&mut *c).await? {
+        let list: Vec<serde_json::Value> = serde_json::from_str(&json).unwrap_or_default();
+        for d in list {
+            out.entry(line.clone())
+                .or_default()
+                .push(conveyor_api::Denial {
+                    step_n: u32::try_from(n).unwrap_or(0),
+                    tool_name: d["tool_name"].as_str().unwrap_or_default().to_string(),
+                    input: d["tool_input"].clone(),
+                    at: super::rfc3339(at),
+                });
+        }
+    }
+    Ok(out)
+}

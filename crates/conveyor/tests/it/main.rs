@@ -6,6 +6,7 @@ mod crash;
 mod dead_ends;
 mod flow;
 mod fuzz;
+mod guard;
 mod judge;
 mod layout;
 mod line_e2e;
