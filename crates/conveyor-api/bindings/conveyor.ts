@@ -85,6 +85,10 @@ reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>,
  */
 denials: Array<Denial>, 
 /**
+ * The line's deploys after its merges, oldest first.
+ */
+deploys: Array<Deploy>, 
+/**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
 cost_usd: number, created_at: string, updated_at: string, };
@@ -117,6 +121,10 @@ reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>,
  * from doing, oldest first.
  */
 denials: Array<Denial>, 
+/**
+ * The line's deploys after its merges, oldest first.
+ */
+deploys: Array<Deploy>, 
 /**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
@@ -177,6 +185,20 @@ export type Denial = { step_n: number, tool_name: string,
  * The call's input as the CLI reported it (a Bash `command`, a `file_path`, …).
  */
 input: unknown, at: string, };
+
+export type DeployOutcome = "running" | "green" | "rolled_back" | "red";
+
+export type Deploy = { commit: string, 
+/**
+ * The last green deploy's commit (the merge's parent when none was green before).
+ */
+previous_commit: string, started_at: string, finished_at: string | null, outcome: DeployOutcome, 
+/**
+ * The end of what `deploy` (and `rollback`, when it ran) printed.
+ */
+output_tail: string, health: Array<HealthCheck>, };
+
+export type HealthCheck = { at: string, ok: boolean, output_tail: string, };
 
 export type RoleCall = "pass" | "rework";
 

@@ -37,6 +37,7 @@ export const line = (id: string, state: Line['state'], over: Partial<Line> = {})
   park_until: null,
   steps: [],
   denials: [],
+  deploys: [],
   cost_usd: 0,
   created_at: '2026-11-29T20:00:00Z',
   updated_at: '2026-11-29T20:00:00Z',

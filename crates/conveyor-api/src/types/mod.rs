@@ -271,6 +271,8 @@ wire! {
         /// What the never-autonomous guard stopped the line's agents (and their subagents)
         /// from doing, oldest first.
         pub denials: Vec<Denial>,
+        /// The line's deploys after its merges, oldest first.
+        pub deploys: Vec<Deploy>,
         /// Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
         pub cost_usd: f64,
         pub created_at: String,
@@ -435,6 +437,45 @@ wire! {
     }
 }
 
+named! {
+    /// How a deploy ended.
+    pub enum DeployOutcome {
+        /// It runs now (or ran when the daemon died: the health check decides on restart).
+        Running = "running",
+        /// Deployed and healthy.
+        Green = "green",
+        /// The deploy or its health check was red, and `rollback` ran.
+        RolledBack = "rolled_back",
+        /// Red with no `rollback` to run, or the rollback itself failed: Anton is asked.
+        Red = "red",
+    }
+}
+
+wire! {
+    /// One deploy of a line's merge: the project's `deploy` command from a scratch worktree of
+    /// the new main, then its health check.
+    pub struct Deploy {
+        pub commit: String,
+        /// The last green deploy's commit (the merge's parent when none was green before).
+        pub previous_commit: String,
+        pub started_at: String,
+        pub finished_at: Option<String>,
+        pub outcome: DeployOutcome,
+        /// The end of what `deploy` (and `rollback`, when it ran) printed.
+        pub output_tail: String,
+        pub health: Vec<HealthCheck>,
+    }
+}
+
+wire! {
+    /// One try of the project's `health_check`.
+    pub struct HealthCheck {
+        pub at: String,
+        pub ok: bool,
+        pub output_tail: String,
+    }
+}
+
 wire! {
     /// A tool call the CLI denied an agent of the line (the never-autonomous guard's, or a
     /// permission mode's): nothing of it ran.
@@ -576,6 +617,9 @@ pub(crate) fn typescript() -> String {
         StepState::decl(),
         Step::decl(),
         Denial::decl(),
+        DeployOutcome::decl(),
+        Deploy::decl(),
+        HealthCheck::decl(),
         RoleCall::decl(),
         RoleVerdict::decl(),
         Finding::decl(),

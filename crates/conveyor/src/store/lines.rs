@@ -115,6 +115,7 @@ impl LineRow {
             park_until: self.park_until.map(rfc3339),
             steps,
             denials: Vec::new(),
+            deploys: Vec::new(),
             cost_usd,
             created_at: rfc3339(self.created_at),
             updated_at: rfc3339(self.updated_at),
