@@ -147,7 +147,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         let blocked = preflight.as_ref().and_then(|r| {
             r.blocks_project(&l.project_id).or(match action {
                 Action::Step { .. } => r.blocks_steps(),
-                Action::Merge => r.blocks_merge(&l.project_id),
+                Action::Merge | Action::Deploy => r.blocks_merge(&l.project_id),
                 Action::Gate | Action::Sort | Action::Wait(..) | Action::Nothing => None,
             })
         });
@@ -210,7 +210,7 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     }
                 }
             }
-            Action::Gate | Action::Merge | Action::Sort | Action::Wait(..) => 0.0,
+            Action::Gate | Action::Merge | Action::Deploy | Action::Sort | Action::Wait(..) => 0.0,
         };
         taken.insert(l.project_id.clone());
         free -= 1;

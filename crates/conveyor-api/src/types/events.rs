@@ -19,6 +19,8 @@ named! {
         Budget = "budget",
         /// The preflight's outcome changed (`GET /api/preflight` for the items).
         Preflight = "preflight",
+        /// A deploy started or ended (the line's `deploys` for the details).
+        Deploy = "deploy",
     }
 }
 
@@ -49,15 +51,17 @@ impl EventState {
     }
 
     /// Reads the state name of an event of `kind`; `None` when that kind has no such state
-    /// (project, journal, budget and preflight events carry none).
+    /// (project, journal, budget, preflight and deploy events carry none).
     pub fn parse(kind: EventKind, s: &str) -> Option<EventState> {
         match kind {
             EventKind::Line => LineState::parse(s).map(EventState::Line),
             EventKind::Step => StepState::parse(s).map(EventState::Step),
             EventKind::Question => QuestionStatus::parse(s).map(EventState::Question),
-            EventKind::Project | EventKind::Journal | EventKind::Budget | EventKind::Preflight => {
-                None
-            }
+            EventKind::Project
+            | EventKind::Journal
+            | EventKind::Budget
+            | EventKind::Preflight
+            | EventKind::Deploy => None,
         }
     }
 }

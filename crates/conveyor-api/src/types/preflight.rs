@@ -57,6 +57,11 @@ named! {
         /// Before deploy: the diff touches no test and the journal says nowhere how the change
         /// was checked by hand; a fixer step is asked for one.
         NoTestEvidence = "no_test_evidence",
+        /// The deploy's health check stayed red, and the rollback ran; an `investigate` step
+        /// works on it.
+        RolledBack = "rolled_back",
+        /// The deploy stayed red and there is no rollback, or the rollback failed too.
+        DeployRed = "deploy_red",
         /// A hook of the project's (`[hooks]` in `.conveyor.toml`) blocked, with its output.
         HookBlocked = "hook_blocked",
         /// The daemon failed on this line (its log has the details).

@@ -233,11 +233,13 @@ async fn list(
         steps.entry(s.line_id.clone()).or_default().push(s.to_api());
     }
     let mut denials = store::runs::denials_of(&mut *st.store.conn().await?, &ids).await?;
+    let mut deploys = store::deploys::of_lines(&mut *st.store.conn().await?, &ids).await?;
     let lines: Vec<Line> = rows
         .iter()
         .map(|l| {
             let mut line = l.to_api(steps.remove(&l.id).unwrap_or_default());
             line.denials = denials.remove(&l.id).unwrap_or_default();
+            line.deploys = deploys.remove(&l.id).unwrap_or_default();
             line
         })
         .collect();
@@ -349,6 +351,11 @@ async fn one(
         .await?
         .remove(&id)
         .unwrap_or_default();
+    line.deploys =
+        store::deploys::of_lines(&mut *st.store.conn().await?, std::slice::from_ref(&id))
+            .await?
+            .remove(&id)
+            .unwrap_or_default();
     Ok(Json(LineDetail {
         line,
         journal,

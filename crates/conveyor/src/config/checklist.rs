@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{DEPLOY, NotYetRead, describe_toml_error, notices};
+use super::{NotYetRead, describe_toml_error};
 use crate::Error;
 
 /// One machine-checkable criterion: a command and the exit code it must give.
@@ -30,13 +30,15 @@ pub struct Checklist {
     /// the diff touches `ui_paths`.
     #[serde(default)]
     pub ui_scenarios: Option<String>,
-    /// Accepted, not yet read: the deploy issue runs it after the merge.
+    /// Run after the merge from a scratch worktree of the new main, with
+    /// `CONVEYOR_PREVIOUS_COMMIT` and `CONVEYOR_COMMIT` set; one per project at a time.
     #[serde(default)]
     pub deploy: Option<String>,
-    /// Accepted, not yet read: the deploy issue retries it after a deploy.
+    /// Tried after a deploy until it exits 0 (`health_retries`, `health_interval_secs`,
+    /// `health_deadline_secs`); none: a deploy that exits 0 is green.
     #[serde(default)]
     pub health_check: Option<String>,
-    /// Accepted, not yet read: the deploy issue runs it when the health check stays red.
+    /// Run when the deploy or its health check stays red; none: Anton is asked.
     #[serde(default)]
     pub rollback: Option<String>,
     /// The project's own preflight items: each command must exit with its code on the
@@ -70,6 +72,27 @@ pub struct Checklist {
     /// What the project's agents never do on their own, beside the built-in rules.
     #[serde(default)]
     pub never: Never,
+    /// How many times the health check is tried after a deploy.
+    #[serde(default = "default_health_retries")]
+    pub health_retries: u32,
+    /// Seconds between two tries of the health check.
+    #[serde(default = "default_health_interval")]
+    pub health_interval_secs: u64,
+    /// Seconds after the deploy by which the health check must be green.
+    #[serde(default = "default_health_deadline")]
+    pub health_deadline_secs: u64,
+}
+
+fn default_health_retries() -> u32 {
+    5
+}
+
+fn default_health_interval() -> u64 {
+    10
+}
+
+fn default_health_deadline() -> u64 {
+    300
 }
 
 /// `[never]`: regexes on a Bash command that the guard denies, like its built-in rules.
@@ -136,13 +159,9 @@ impl Checklist {
         Ok(list)
     }
 
-    /// The keys this checklist sets that no code reads yet.
+    /// The keys this checklist sets that no code reads yet: none since the deploy came.
     pub fn not_yet_read(&self) -> Vec<NotYetRead> {
-        notices(&[
-            ("deploy", self.deploy.is_some(), DEPLOY),
-            ("health_check", self.health_check.is_some(), DEPLOY),
-            ("rollback", self.rollback.is_some(), DEPLOY),
-        ])
+        Vec::new()
     }
 }
 

@@ -181,16 +181,6 @@ pub struct NotYetRead {
     pub read_by: &'static str,
 }
 
-const DEPLOY: &str = "the deploy issue (deploy after the merge, health check, rollback)";
-
-/// The keys among `set` that are set, as [`NotYetRead`] notices.
-fn notices(set: &[(&'static str, bool, &'static str)]) -> Vec<NotYetRead> {
-    set.iter()
-        .filter(|(_, is_set, _)| *is_set)
-        .map(|&(key, _, read_by)| NotYetRead { key, read_by })
-        .collect()
-}
-
 /// A `conveyor.toml` that parses but cannot be used.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Invalid {
@@ -705,9 +695,6 @@ ui_paths = ["web/**"]
 "#,
         )
         .unwrap();
-        assert_eq!(
-            keys(l.not_yet_read()),
-            ["deploy", "health_check", "rollback"]
-        );
+        assert!(l.not_yet_read().is_empty(), "{:?}", keys(l.not_yet_read()));
     }
 }

@@ -447,14 +447,17 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
     }
     match out {
         MergeOutcome::Merged { .. } | MergeOutcome::AlreadyMerged => {
-            store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, 0).await?;
             // An answer given while the line merged queued a step: it runs, and the line
             // merges again after it.
             let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
             let next = if steps.iter().any(super::open) {
                 LineState::Running
+            } else if list.deploy.is_some() {
+                LineState::Deploying
             } else {
-                // Deploy, health-check and rollback come in their own issue: no deploy → skip.
+                // Rounds reset only once the line is done.
+                store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, 0)
+                    .await?;
                 LineState::AwaitingAcceptance
             };
             sh.set_line_state(&line.id, next, None, None).await

@@ -10,6 +10,7 @@
 
 pub(crate) mod answer;
 mod checks;
+mod deploy;
 mod finish;
 mod fresh;
 mod gate;
@@ -56,22 +57,26 @@ pub(crate) enum Action {
     Wait(ReasonCode, String),
     Gate,
     Merge,
+    /// Deploy the merge and check its health (or settle a deploy a dead daemon left).
+    Deploy,
     Nothing,
 }
 
 /// States in which the daemon (not Anton) moves the line on.
-pub(crate) const ACTIVE: [LineState; 7] = [
+pub(crate) const ACTIVE: [LineState; 9] = [
     LineState::Queued,
     LineState::Planning,
     LineState::Running,
     LineState::Fixing,
     LineState::Gate,
     LineState::Merging,
+    LineState::Deploying,
+    LineState::RolledBack,
     LineState::WaitingBudget,
 ];
 
 /// States in which a line holds its project (one line per project at a time).
-pub(crate) const HOLDING: [LineState; 8] = [
+pub(crate) const HOLDING: [LineState; 9] = [
     LineState::Planning,
     LineState::Running,
     LineState::WaitingBudget,
@@ -80,6 +85,7 @@ pub(crate) const HOLDING: [LineState; 8] = [
     LineState::Fixing,
     LineState::Merging,
     LineState::Deploying,
+    LineState::RolledBack,
 ];
 
 pub(crate) fn open(s: &StepRow) -> bool {
@@ -104,6 +110,7 @@ pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
         // A line at the gate goes through the same checks as one whose last step just ended:
         // new entries are judged and an open question holds it before the gate runs.
         LineState::Merging => Action::Merge,
+        LineState::Deploying => Action::Deploy,
         s if ACTIVE.contains(&s) => {
             let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
             let judging = steps
@@ -244,6 +251,7 @@ async fn advance_once(
         Action::Wait(code, why) => answer::wait(sh, line_id, (code, why)).await?,
         Action::Gate => gate(sh, &line, cancel).await?,
         Action::Merge => merge(sh, &line, cancel).await?,
+        Action::Deploy => deploy::deploy(sh, &line, cancel).await?,
         Action::Nothing => {}
     }
     Ok(())

@@ -148,6 +148,10 @@ pub async fn for_api(c: &mut SqliteConnection, id: &str) -> Result<Option<api::L
         .await?
         .remove(id)
         .unwrap_or_default();
+    line.deploys = super::deploys::of_lines(&mut *c, &[id.to_string()])
+        .await?
+        .remove(id)
+        .unwrap_or_default();
     Ok(Some(line))
 }
 

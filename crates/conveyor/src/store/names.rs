@@ -138,6 +138,14 @@ impl Stored for conveyor_api::DecisionSource {
     }
 }
 
+impl Stored for conveyor_api::DeployOutcome {
+    const WHAT: &'static str = "deploy outcome";
+    const ALL: &'static [Self] = conveyor_api::DeployOutcome::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl Stored for RunOutcome {
     const WHAT: &'static str = "run outcome";
     const ALL: &'static [Self] = &RunOutcome::ALL;

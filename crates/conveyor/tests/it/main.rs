@@ -4,6 +4,7 @@
 mod api;
 mod crash;
 mod dead_ends;
+mod deploy;
 mod flow;
 mod fuzz;
 mod guard;

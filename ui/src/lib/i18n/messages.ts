@@ -427,6 +427,8 @@ const ru = {
   'reason.no_ui_scenarios': 'изменения затрагивают интерфейс (ui_paths), а сценариев кликов (ui_scenarios) у проекта нет',
   'reason.no_test_evidence': 'перед деплоем: ни один тест не изменён и в журнале нет записи uncovered; шаг-исправление добавляет',
   'reason.hook_blocked': 'хук проекта ([hooks] в .conveyor.toml) не пропустил',
+  'reason.rolled_back': 'проверка здоровья после деплоя осталась красной, деплой откачен; линия ищет причину',
+  'reason.deploy_red': 'деплой красный, а откатить нечем (или откат не удался)',
   'reason.internal': 'внутренняя ошибка демона (подробности в его журнале)',
 
   'preflight.code.agent_binary': 'Программа агента (claude)',
@@ -886,6 +888,8 @@ const en: Record<MessageKey, string> = {
   'reason.no_ui_scenarios': 'the change touches the UI (ui_paths) and the project has no click scenarios (ui_scenarios)',
   'reason.no_test_evidence': 'before deploy: no test changed and no uncovered entry in the journal; a fixer step adds one',
   'reason.hook_blocked': "a hook of the project's ([hooks] in .conveyor.toml) blocked",
+  'reason.rolled_back': 'the health check stayed red after the deploy, which was rolled back; the line investigates',
+  'reason.deploy_red': 'the deploy is red and there is no rollback (or the rollback failed too)',
   'reason.internal': 'the daemon failed on this line (its log has the details)',
 
   'preflight.code.agent_binary': 'Agent program (claude)',

@@ -93,6 +93,8 @@ const TOUCHES: Record<Event['kind'], Resource[]> = {
   budget: ['budget', 'lines'],
   // What blocks changed: the banner, and the lines that say why they wait.
   preflight: ['preflight', 'lines', 'detail'],
+  // A deploy started or ended: the line's deploys and its state.
+  deploy: ['lines', 'detail'],
 };
 
 /** The preflight's blocking items: the daemon's first (they stop every line), then each
