@@ -3,7 +3,7 @@
 
 export type Health = { status: string, version: string, };
 
-export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "pending_judgement" | "waiting_answer" | "role_rework" | "no_ui_scenarios" | "no_test_evidence" | "rolled_back" | "deploy_red" | "hook_blocked" | "internal";
+export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "pending_judgement" | "waiting_answer" | "role_rework" | "no_ui_scenarios" | "no_test_evidence" | "rolled_back" | "deploy_red" | "external_down" | "hook_blocked" | "internal";
 
 export type PreflightLevel = "ok" | "warning" | "blocking";
 

@@ -62,6 +62,9 @@ named! {
         RolledBack = "rolled_back",
         /// The deploy stayed red and there is no rollback, or the rollback failed too.
         DeployRed = "deploy_red",
+        /// A check failed the way the project's `external_errors` say an external service is
+        /// down: the line waits and tries again, never fails.
+        ExternalDown = "external_down",
         /// A hook of the project's (`[hooks]` in `.conveyor.toml`) blocked, with its output.
         HookBlocked = "hook_blocked",
         /// The daemon failed on this line (its log has the details).

@@ -600,13 +600,74 @@ async fn cancel(
             format!("the line is already {}", l.state.as_str()),
         ));
     }
+    let mut why = "cancelled by Anton".to_string();
+    if l.state == LineState::RolledBack {
+        // Its merge is on main though its deploy was rolled back: it is reverted with a revert
+        // commit (never a history rewrite) before the line is let go.
+        let sha = revert_merge(&st, &l).await?;
+        why = format!("cancelled by Anton; its merge was reverted on main by {sha}");
+    }
     st.set_line_state(
         &id,
         LineState::Cancelled,
-        Some((ReasonCode::Cancelled, "cancelled by Anton")),
+        Some((ReasonCode::Cancelled, &why)),
         None,
     )
     .await?;
     st.cancel_run(&id);
     answer_line(&st, &id).await
+}
+
+/// Reverts a rolled-back line's merge on main; the revert commit.
+async fn revert_merge(st: &AppState, l: &LineRow) -> Result<String, ApiError> {
+    let project = store::projects::get(&mut *st.store.conn().await?, &l.project_id)
+        .await?
+        .ok_or_else(|| ApiError::not_found("the line's project is gone"))?;
+    let deploys =
+        store::deploys::of_lines(&mut *st.store.conn().await?, std::slice::from_ref(&l.id))
+            .await?
+            .remove(&l.id)
+            .unwrap_or_default();
+    let Some(last) = deploys.last() else {
+        return Err(ApiError::conflict(
+            ErrorCode::InvalidState,
+            "the line is rolled back but has no deploy to say what it merged",
+        ));
+    };
+    let repo = PathBuf::from(&project.repo_path);
+    let scratch = st
+        .cfg
+        .data_dir
+        .join("scratch")
+        .join(format!("{}-revert", l.id));
+    let merge = git::Merge {
+        locks: &st.locks,
+        repo: &repo,
+        main: &project.main_branch,
+        branch: &l.branch,
+        scratch: &scratch,
+        identity: &st.identity(),
+        message: &format!(
+            "Revert {} (cancelled after its deploy was rolled back): {}",
+            l.branch, l.title
+        ),
+        cancel: &st.shutdown,
+    };
+    match git::revert_on_main(&merge, &last.commit).await? {
+        git::Reverted::Yes { main } => Ok(main),
+        git::Reverted::Conflict { detail } => Err(ApiError::conflict(
+            ErrorCode::InvalidState,
+            format!(
+                "reverting the line's merge {} conflicts with later work on {}: revert it by hand, then cancel: {detail}",
+                last.commit, project.main_branch
+            ),
+        )),
+        git::Reverted::DirtyCheckout { detail } => Err(ApiError::conflict(
+            ErrorCode::InvalidState,
+            format!(
+                "the checkout of {} has uncommitted changes; revert refused: {detail}",
+                project.main_branch
+            ),
+        )),
+    }
 }

@@ -72,6 +72,10 @@ pub struct Checklist {
     /// What the project's agents never do on their own, beside the built-in rules.
     #[serde(default)]
     pub never: Never,
+    /// Regexes on a red check's output that mean an external service is down, not the line's
+    /// fault: the line waits and tries again (`preflight_interval_secs` later), never fails.
+    #[serde(default)]
+    pub external_errors: Vec<String>,
     /// How many times the health check is tried after a deploy.
     #[serde(default = "default_health_retries")]
     pub health_retries: u32,
@@ -149,14 +153,28 @@ impl Checklist {
         let list: Checklist = toml::from_str(text).map_err(|e| Error::Checklist {
             message: describe_toml_error(text, &e),
         })?;
-        for p in &list.never.patterns {
+        let regexes = list
+            .never
+            .patterns
+            .iter()
+            .map(|p| ("[never] patterns", p))
+            .chain(list.external_errors.iter().map(|p| ("external_errors", p)));
+        for (key, p) in regexes {
             if let Err(e) = regex::Regex::new(p) {
                 return Err(Error::Checklist {
-                    message: format!(".conveyor.toml: [never] patterns: {p:?} is not a regex: {e}"),
+                    message: format!(".conveyor.toml: {key}: {p:?} is not a regex: {e}"),
                 });
             }
         }
         Ok(list)
+    }
+
+    /// Whether `output` (a red check's) says an external service is down.
+    pub fn external(&self, output: &str) -> Option<&str> {
+        self.external_errors
+            .iter()
+            .find(|p| regex::Regex::new(p).is_ok_and(|re| re.is_match(output)))
+            .map(String::as_str)
     }
 
     /// The keys this checklist sets that no code reads yet: none since the deploy came.

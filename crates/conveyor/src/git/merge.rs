@@ -136,6 +136,74 @@ async fn merge_rounds<F: Future<Output = Result<Regression>>>(
     ))
 }
 
+/// How a revert on main ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reverted {
+    /// Main now points at the revert commit.
+    Yes { main: String },
+    /// The revert does not apply to main as it is now (later work touches the same lines).
+    Conflict { detail: String },
+    /// Main's checkout has uncommitted changes.
+    DirtyCheckout { detail: String },
+}
+
+/// Reverts the merge commit `merge` on main with a revert commit (never a history rewrite): in
+/// a scratch worktree of fresh main, then main moves by compare-and-swap, as a merge does.
+///
+/// # Errors
+/// Git errors; main moving on every try.
+pub async fn revert_on_main(m: &Merge<'_>, merge: &str) -> Result<Reverted> {
+    let Merge {
+        locks,
+        repo,
+        main,
+        scratch,
+        identity,
+        message,
+        cancel,
+        ..
+    } = *m;
+    for _round in 0..3 {
+        let main_at = branch_head(repo, main).await?;
+        scratch_at(locks, repo, scratch, &main_at, cancel).await?;
+        let mut args = identity_args(scratch, identity, cancel).await;
+        args.extend(
+            ["revert", "--no-edit", "-m", "1", merge]
+                .iter()
+                .map(|s| s.to_string()),
+        );
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = git_raw(scratch, &refs, cancel).await?;
+        if out.code != Some(0) {
+            let _ = git(scratch, &["revert", "--abort"], cancel).await;
+            drop_scratch(locks, repo, scratch).await;
+            return Ok(Reverted::Conflict {
+                detail: exec::tail(&format!("{}{}", out.stdout, out.stderr), 1000),
+            });
+        }
+        let _ = git(scratch, &["commit", "--amend", "-m", message], cancel).await;
+        let new = git(scratch, &["rev-parse", "HEAD"], cancel)
+            .await?
+            .trim()
+            .to_string();
+        let moved = {
+            let lock = locks.of(repo);
+            let _g = lock.lock().await;
+            move_main(repo, main, &main_at, &new).await?
+        };
+        drop_scratch(locks, repo, scratch).await;
+        match moved {
+            Moved::Yes => return Ok(Reverted::Yes { main: new }),
+            Moved::Raced => continue,
+            Moved::Dirty(detail) => return Ok(Reverted::DirtyCheckout { detail }),
+        }
+    }
+    Err(git_err(
+        repo,
+        format!("{main} kept moving during the revert"),
+    ))
+}
+
 /// Whether `main` is checked out in the repository itself, and if so whether it is clean.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Checkout {

@@ -406,8 +406,8 @@ pub async fn reset_to(worktree: &Path, commit: &str) -> Result<()> {
 mod merge;
 
 pub use merge::{
-    Checkout, Merge, MergeOutcome, Regression, checkout_of, drop_scratch, merge_into_main,
-    scratch_at,
+    Checkout, Merge, MergeOutcome, Regression, Reverted, checkout_of, drop_scratch,
+    merge_into_main, revert_on_main, scratch_at,
 };
 
 #[cfg(test)]

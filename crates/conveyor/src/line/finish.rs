@@ -99,6 +99,43 @@ pub(super) async fn finish_step(
         )
         .await;
     }
+    if !red.is_empty()
+        && let Ok((list, ..)) = super::gate::checklist(sh, line).await?
+        && let Some(pattern) = red.iter().find_map(|r| list.external(r))
+    {
+        // An external service is down: not the step's fault. Its work is rolled back, the
+        // attempt is not counted, and the line tries again later.
+        git::reset_to(worktree, checkpoint).await?;
+        runs::set_outcome(
+            &mut *sh.store.conn().await?,
+            run_id,
+            RunOutcome::Interrupted,
+        )
+        .await?;
+        let why = format!("an external service was down (external_errors {pattern:?})");
+        store::steps::roll_back(
+            &mut *sh.store.conn().await?,
+            &step.id,
+            StepState::Pending,
+            &why,
+            None,
+        )
+        .await?;
+        let again = sh.clock.now_ms()
+            + i64::try_from(sh.cfg.preflight_interval_secs.saturating_mul(1000))
+                .unwrap_or(i64::MAX);
+        return sh
+            .set_line_state(
+                &line.id,
+                line.state,
+                Some((
+                    ReasonCode::ExternalDown,
+                    &format!("{why}: {}", red.join("\n")),
+                )),
+                Some(again),
+            )
+            .await;
+    }
     if !red.is_empty() {
         runs::set_outcome(&mut *sh.store.conn().await?, run_id, RunOutcome::Red).await?;
         let reason = format!(

@@ -131,6 +131,24 @@ pub(super) async fn round_failed(
         .await
 }
 
+/// A check red because an external service is down: the line stays at the gate and tries
+/// again after the preflight's period; not a failed round.
+async fn external_down(sh: &Shared, line: &LineRow, pattern: &str, what: &str) -> Result<()> {
+    let again = sh.clock.now_ms()
+        + i64::try_from(sh.cfg.preflight_interval_secs.saturating_mul(1000)).unwrap_or(i64::MAX);
+    tracing::warn!(line = %line.id, pattern, "an external service is down: the gate waits and tries again");
+    sh.set_line_state(
+        &line.id,
+        LineState::Gate,
+        Some((
+            ReasonCode::ExternalDown,
+            &format!("an external service is down (external_errors {pattern:?}): {what}"),
+        )),
+        Some(again),
+    )
+    .await
+}
+
 /// A red gate item: a fixer round with what failed.
 async fn gate_failed(sh: &Shared, line: &LineRow, code: ReasonCode, what: &str) -> Result<()> {
     let task = format!("The line's gate failed. Make it pass:\n{what}");
@@ -285,6 +303,13 @@ pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken
         let red = run_checks(sh, &line.id, &worktree, &checks, cancel).await?;
         if cancel.is_cancelled() {
             return Ok(());
+        }
+        // An external service down is nobody's fault here: wait and try again.
+        if let Some((pattern, what)) = red
+            .iter()
+            .find_map(|(_, what)| list.external(what).map(|p| (p, what)))
+        {
+            return external_down(sh, line, pattern, what).await;
         }
         let mut ours = Vec::new();
         for (check, what) in red {
@@ -486,13 +511,18 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
             .await
         }
         MergeOutcome::DirtyCheckout { detail } => {
+            // Someone's uncommitted work: the line keeps its project and its state, and the
+            // merge is tried again once a minute (the preflight's period) until it is clean.
+            let again = sh.clock.now_ms()
+                + i64::try_from(sh.cfg.preflight_interval_secs.saturating_mul(1000))
+                    .unwrap_or(i64::MAX);
             sh.set_line_state(
                 &line.id,
-                LineState::Blocked,
+                LineState::Merging,
                 Some((ReasonCode::DirtyCheckout, &detail)),
-                None,
+                Some(again),
             )
-                .await
+            .await
         }
     }
 }

@@ -59,6 +59,10 @@ pub(super) async fn run_step(
         LineState::Planning
     } else if kind == StepKind::Fixer {
         LineState::Fixing
+    } else if kind == StepKind::Investigate {
+        // Active while it investigates, and says why (its merge is on main, its deploy rolled
+        // back: a cancel now reverts the merge).
+        LineState::RolledBack
     } else {
         LineState::Running
     };
@@ -90,7 +94,11 @@ pub(super) async fn run_step(
             .map(|u| (u.question.clone(), u.answer.clone()))
             .collect();
         let carried: Vec<String> = undelivered.into_iter().map(|u| u.id).collect();
-        sh.set_line_state(&line.id, line_state, None, None).await?;
+        // A rolled-back line keeps saying why while it investigates.
+        let keep = (line_state == LineState::RolledBack)
+            .then(|| line.reason_code.zip(line.reason.as_deref()))
+            .flatten();
+        sh.set_line_state(&line.id, line_state, keep, None).await?;
         if cancel.is_cancelled() || is_cancelled(sh, &line.id).await? {
             // Cancelled (by Anton, or the daemon stops) before the agent started: start none.
             return step_not_started(sh, line, step).await;

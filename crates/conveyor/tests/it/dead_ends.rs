@@ -190,3 +190,114 @@ async fn checks_still_red_after_three_hook_rounds_fail_the_step_with_what_stayed
     assert_eq!(step2, 4);
     d.stop().await;
 }
+
+/// An external service down is nobody's fault: the line waits at the gate and tries again, no
+/// fixer, no failed round; once the service is back it merges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_external_service_down_makes_the_line_wait_never_fail() {
+    let svc = tempfile::tempdir().unwrap();
+    let toml = format!(
+        "checklist = [{{ cmd = \"test -f {}/up || {{ echo 'curl: (7) connection refused: svc.example'; exit 7; }}\" }}]\nexternal_errors = [\"connection refused\"]\n",
+        svc.path().display()
+    );
+    let d = Daemon::builder()
+        .files(&[("a.txt", "a\n"), (".conveyor.toml", &toml)])
+        .config("preflight_interval_secs = 1")
+        .mock()
+        .start()
+        .await;
+    let (c, mock) = (d.client(), d.mock());
+    let l = d.line("net", "a change").await;
+    let plan = serde_json::json!({"level": "light", "steps": [{"title": "change", "task": "change", "checks": [{"cmd": "true"}]}]});
+    mock.script(
+        &l.session_id,
+        serde_json::json!({"1": [write_plan(&plan), text("planned")], "2": [write("b.txt", "b\n"), text("done")]}),
+    )
+    .await;
+    let waiting = wait_for(120, "the line to wait for the service", || async {
+        let l = c.line(&l.id).await.ok()?;
+        (l.line.reason_code == Some(ReasonCode::ExternalDown)).then_some(l)
+    })
+    .await;
+    assert_eq!(waiting.line.state, LineState::Gate);
+    assert!(waiting.line.park_until.is_some());
+    assert!(
+        waiting
+            .line
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("connection refused"),
+        "{:?}",
+        waiting.line.reason
+    );
+    // It tried again, and again: still waiting, no fixer, no round spent.
+    wait_for(30, "another try", || async {
+        let now = c.line(&l.id).await.ok()?;
+        (now.line.park_until != waiting.line.park_until).then_some(())
+    })
+    .await;
+    let still = c.line(&l.id).await.unwrap();
+    assert_eq!((still.line.state, still.line.rounds), (LineState::Gate, 0));
+    assert!(
+        still
+            .line
+            .steps
+            .iter()
+            .all(|s| s.kind != conveyor_api::StepKind::Fixer),
+        "{:#?}",
+        still.line.steps
+    );
+    std::fs::write(svc.path().join("up"), "").unwrap();
+    wait_state(c, &l.id, LineState::AwaitingAcceptance, 120).await;
+}
+
+/// Someone's uncommitted work in the project's checkout holds the line's merge (the line keeps
+/// its project and its place, saying why) until the checkout is clean; then it merges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dirty_checkout_of_main_holds_the_merge_until_it_is_clean() {
+    let d = Daemon::builder()
+        .files(&[("a.txt", "a\n")])
+        .config("preflight_interval_secs = 1")
+        .mock()
+        .start()
+        .await;
+    let (c, mock) = (d.client(), d.mock());
+    // Anton's own edit, not committed.
+    std::fs::write(d.repo().join("a.txt"), "Anton's work in progress\n").unwrap();
+    let l = d.line("b", "add b").await;
+    let plan = serde_json::json!({"level": "light", "steps": [{"title": "b", "task": "b", "checks": [{"cmd": "true"}]}]});
+    mock.script(
+        &l.session_id,
+        serde_json::json!({"1": [write_plan(&plan), text("planned")], "2": [write("b.txt", "b\n"), text("done")]}),
+    )
+    .await;
+    let held = wait_for(120, "the merge to wait for the checkout", || async {
+        let l = c.line(&l.id).await.ok()?;
+        (l.line.state == LineState::Merging
+            && matches!(
+                l.line.reason_code,
+                Some(ReasonCode::DirtyCheckout | ReasonCode::Preflight)
+            ))
+        .then_some(l)
+    })
+    .await;
+    assert!(
+        held.line.reason.as_deref().unwrap().contains("a.txt")
+            || held.line.reason.as_deref().unwrap().contains("uncommitted"),
+        "{:?}",
+        held.line.reason
+    );
+    // Nothing of Anton's was touched, and main did not move.
+    assert_eq!(
+        std::fs::read_to_string(d.repo().join("a.txt")).unwrap(),
+        "Anton's work in progress\n"
+    );
+    assert!(!git(d.repo(), &["log", "--format=%s", "main"]).contains("Merge line/"));
+    git(d.repo(), &["checkout", "--", "a.txt"]);
+    wait_state(c, &l.id, LineState::AwaitingAcceptance, 120).await;
+    assert!(
+        d.repo().join("b.txt").exists(),
+        "the clean checkout was brought along"
+    );
+}

@@ -213,3 +213,58 @@ async fn deploys_never_overlap_and_one_cut_by_kill_9_is_settled_by_its_health_ch
     );
     d.kill9();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_rolled_back_line_reverts_its_merge_on_main() {
+    let releases = tempfile::tempdir().unwrap();
+    let toml = checklist(releases.path(), 0);
+    let d = Daemon::builder()
+        .files(&[("health.txt", "ok\n"), (".conveyor.toml", &toml)])
+        .mock()
+        .start()
+        .await;
+    let (c, mock) = (d.client(), d.mock());
+    let before = main_head(d.repo());
+    let bad = d.line("bad", "a change that breaks health").await;
+    mock.script(
+        &bad.session_id,
+        json!({
+            "1": [write_plan(&plan()), text("planned")],
+            "2": [bash("echo broken > health.txt && echo new > new.txt"), text("done")],
+            // The investigation is still thinking when Anton cancels.
+            "4": [{"text": "looking", "hold": true}],
+        }),
+    )
+    .await;
+    let rolled = wait_state(c, &bad.id, LineState::RolledBack, 240).await;
+    assert_eq!(
+        rolled.line.reason_code,
+        Some(conveyor_api::ReasonCode::RolledBack)
+    );
+    let merged = main_head(d.repo());
+    assert_ne!(merged, before);
+    assert!(
+        d.repo().join("new.txt").exists(),
+        "merged into main's checkout"
+    );
+    let cancelled = c.cancel(&bad.id).await.unwrap();
+    assert_eq!(cancelled.state, LineState::Cancelled);
+    assert!(
+        cancelled
+            .reason
+            .as_deref()
+            .unwrap()
+            .contains("its merge was reverted on main"),
+        "{:?}",
+        cancelled.reason
+    );
+    // A revert commit on top of the merge: history kept, the change gone from main.
+    let head = main_head(d.repo());
+    assert_eq!(git(d.repo(), &["rev-parse", "main^"]).trim(), merged);
+    assert!(git(d.repo(), &["log", "-1", "--format=%s", &head]).starts_with("Revert line/"));
+    assert!(
+        !d.repo().join("new.txt").exists(),
+        "the checkout was brought along"
+    );
+    assert_eq!(git(d.repo(), &["show", "main:health.txt"]), "ok\n");
+}

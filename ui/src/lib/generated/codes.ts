@@ -4,7 +4,7 @@
 import type { ErrorCode, PreflightCode, ReasonCode } from './conveyor';
 
 /** Every `ReasonCode`: why a line waits or stopped. */
-export const REASON_CODES: readonly ReasonCode[] = ['cancelled', 'step_failed', 'agent_fatal', 'session_in_use', 'no_conversation', 'session_unusable', 'budget_cap', 'budget', 'usage_limit', 'budget_miss', 'preflight', 'gate_red', 'gate_failed', 'project_config', 'dirty_checkout', 'worktree', 'recovery', 'pending_judgement', 'waiting_answer', 'role_rework', 'no_ui_scenarios', 'no_test_evidence', 'rolled_back', 'deploy_red', 'hook_blocked', 'internal'];
+export const REASON_CODES: readonly ReasonCode[] = ['cancelled', 'step_failed', 'agent_fatal', 'session_in_use', 'no_conversation', 'session_unusable', 'budget_cap', 'budget', 'usage_limit', 'budget_miss', 'preflight', 'gate_red', 'gate_failed', 'project_config', 'dirty_checkout', 'worktree', 'recovery', 'pending_judgement', 'waiting_answer', 'role_rework', 'no_ui_scenarios', 'no_test_evidence', 'rolled_back', 'deploy_red', 'external_down', 'hook_blocked', 'internal'];
 /** Every `PreflightCode`: the preflight's checks. */
 export const PREFLIGHT_CODES: readonly PreflightCode[] = ['agent_binary', 'agent_login', 'root_guard', 'judge_hooks', 'git', 'git_identity', 'data_dir', 'disk_space', 'repository', 'main_branch', 'clean_checkout', 'project_command', 'tests_paths'];
 /** Every `ErrorCode` of the daemon's API. */

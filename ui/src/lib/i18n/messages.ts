@@ -429,6 +429,7 @@ const ru = {
   'reason.hook_blocked': 'хук проекта ([hooks] в .conveyor.toml) не пропустил',
   'reason.rolled_back': 'проверка здоровья после деплоя осталась красной, деплой откачен; линия ищет причину',
   'reason.deploy_red': 'деплой красный, а откатить нечем (или откат не удался)',
+  'reason.external_down': 'внешний сервис недоступен (external_errors проекта): линия ждёт и пробует снова',
   'reason.internal': 'внутренняя ошибка демона (подробности в его журнале)',
 
   'preflight.code.agent_binary': 'Программа агента (claude)',
@@ -890,6 +891,7 @@ const en: Record<MessageKey, string> = {
   'reason.hook_blocked': "a hook of the project's ([hooks] in .conveyor.toml) blocked",
   'reason.rolled_back': 'the health check stayed red after the deploy, which was rolled back; the line investigates',
   'reason.deploy_red': 'the deploy is red and there is no rollback (or the rollback failed too)',
+  'reason.external_down': "an external service is down (the project's external_errors): the line waits and tries again",
   'reason.internal': 'the daemon failed on this line (its log has the details)',
 
   'preflight.code.agent_binary': 'Agent program (claude)',
