@@ -1,7 +1,7 @@
 //! The deploy after a line's merge (DESIGN.md, "Deploy, and what is never done
 //! autonomously"): the project's `deploy` command from a scratch worktree of the new main
-//! (never the line's worktree), with `CONVEYOR_PREVIOUS_COMMIT` (the last green deploy's
-//! commit) and `CONVEYOR_COMMIT`; then its `health_check`, tried `health_retries` times,
+//! (never the line's worktree), with `CONVEYOR_PREVIOUS_COMMIT` (what production runs: the
+//! last green deploy's commit, or what a rollback put back) and `CONVEYOR_COMMIT`; then its `health_check`, tried `health_retries` times,
 //! `health_interval_secs` apart, within `health_deadline_secs`. Green → the line awaits
 //! acceptance. Red → `rollback`, the line `rolled_back` with the output and an `investigate`
 //! step in its session (a failed round); with no `rollback`, Anton.
@@ -83,14 +83,19 @@ pub(super) async fn deploy(sh: &Shared, line: &LineRow, cancel: &CancellationTok
         .await;
     }
 
-    let previous =
-        match store::deploys::last_green(&mut *sh.store.conn().await?, &line.project_id).await? {
-            Some(c) => c,
-            // None green yet: the merge's first parent, main as it was before this line.
-            None => git::git(&repo, &["rev-parse", &format!("{main}^1")], cancel)
-                .await
-                .map_or_else(|_| main.clone(), |s| s.trim().to_string()),
-        };
+    // What production runs now: what the rollback puts back if this deploy is red.
+    let previous = match store::deploys::in_production(
+        &mut *sh.store.conn().await?,
+        &line.project_id,
+    )
+    .await?
+    {
+        Some(c) => c,
+        // No deploy yet: the merge's first parent, main as it was before this line.
+        None => git::git(&repo, &["rev-parse", &format!("{main}^1")], cancel)
+            .await
+            .map_or_else(|_| main.clone(), |s| s.trim().to_string()),
+    };
     let id = store::deploys::start(
         &mut *sh.store.conn().await?,
         (&line.id, &line.project_id),

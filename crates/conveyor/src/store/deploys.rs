@@ -130,18 +130,27 @@ pub async fn running_of_project(
     Ok(r.as_ref().map(row).transpose()?)
 }
 
-/// The commit of the project's last green deploy.
+/// The commit production runs after the project's last finished deploy: a green one's
+/// commit, a rolled-back one's previous commit (what the rollback put back), a red one's
+/// commit (nothing put it back). `None` before any deploy.
 ///
 /// # Errors
 /// Database errors.
-pub async fn last_green(c: &mut SqliteConnection, project_id: &str) -> Result<Option<String>> {
-    Ok(sqlx::query_scalar(
-        "SELECT commit_sha FROM deploys WHERE project_id = ? AND outcome = 'green'
-         ORDER BY id DESC LIMIT 1",
+pub async fn in_production(c: &mut SqliteConnection, project_id: &str) -> Result<Option<String>> {
+    let r: Option<(String, String, String)> = sqlx::query_as(
+        "SELECT outcome, commit_sha, previous_commit FROM deploys
+         WHERE project_id = ? AND outcome != 'running' ORDER BY id DESC LIMIT 1",
     )
     .bind(project_id)
     .fetch_optional(&mut *c)
-    .await?)
+    .await?;
+    Ok(r.map(|(outcome, commit, previous)| {
+        if outcome == DeployOutcome::RolledBack.name() {
+            previous
+        } else {
+            commit
+        }
+    }))
 }
 
 /// The deploys of these lines, by line, oldest first.
