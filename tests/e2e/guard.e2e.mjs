@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, CONVEYORD, agentEnvToml, bash, embeddedConnected, makeRepo, queueLine, startMock, text, write, writePlan } from './support.mjs';
+import { CLAUDE, CONVEYORD, agentEnvToml, bash, embeddedConnected, makeRepo, openLine, queueLine, startMock, text, write, writePlan } from './support.mjs';
 
 const PROJECT = 'guarded';
 const DECIDED = { kind: 'decided', text: 'Version 1.2.0 from the changelog', why: 'the changelog names it' };
@@ -113,8 +113,7 @@ test("the guard stops a line's npm publish: the page shows the denial, and the a
   await embeddedConnected(d);
   await d.click('[data-testid=nav-lines]');
   const lineId = await queueLine(d, { project: PROJECT, repo, title: 'Релиз', task: 'Release version 1.2.0 to npm.' });
-  await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
-  await d.waitFor(`[data-testid=line-detail][data-line-id="${lineId}"]`);
+  await openLine(d, lineId);
 
   // The line waits for Anton: the daemon asked about the denied publish.
   const page = await d.until(
