@@ -136,6 +136,7 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             commands::conveyor::conveyor_review,
             commands::conveyor::conveyor_answer,
             commands::conveyor::conveyor_take_back,
+            commands::conveyor::conveyor_decisions,
             commands::conveyor::conveyor_budget,
             commands::conveyor::conveyor_preflight,
             commands::conveyor::conveyor_notify,

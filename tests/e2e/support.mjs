@@ -187,3 +187,19 @@ export function embeddedConnected(d) {
     60000,
   );
 }
+
+/** Opens line `id` on the Lines page and waits for its detail. The click is retried: a line
+ * that just started moves to another group, and a click on its row as it moves is lost. */
+export function openLine(d, id) {
+  return d.until(
+    async () => {
+      const shown = `[data-testid=line-detail][data-line-id="${id}"]`;
+      if ((await d.findAll(shown)).length > 0) return true;
+      await d.script(`document.querySelector('[data-testid=line-row][data-line-id="${id}"]')?.click();`);
+      return false;
+    },
+    `the detail of line ${id}`,
+    20000,
+    250,
+  );
+}

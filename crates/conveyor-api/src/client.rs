@@ -281,16 +281,25 @@ impl Client {
         .await
     }
 
-    /// `GET /api/decisions`: the decisions taken without Anton, newest first (of one
-    /// project, or of all).
+    /// `GET /api/decisions?project=&limit=`: the decisions taken without Anton, newest first
+    /// (of one project, or of all; at most `limit`, the daemon's 200 when absent).
     ///
     /// # Errors
-    /// As [`Client::health`].
-    pub async fn decisions(&self, project: Option<&str>) -> Result<Vec<Decision>, ClientError> {
-        match project {
-            Some(p) => self.get(&format!("/api/decisions?project={p}")).await,
-            None => self.get("/api/decisions").await,
+    /// As [`Client::health`]; `bad_request` when `limit` is out of 1–1000.
+    pub async fn decisions(
+        &self,
+        project: Option<&str>,
+        limit: Option<u32>,
+    ) -> Result<Vec<Decision>, ClientError> {
+        let mut q = Vec::new();
+        if let Some(p) = project {
+            q.push(("project", p.to_string()));
         }
+        if let Some(l) = limit {
+            q.push(("limit", l.to_string()));
+        }
+        self.send(self.req(reqwest::Method::GET, "/api/decisions").query(&q))
+            .await
     }
 
     /// `POST /api/lines/{id}/level`: raises the line's level.

@@ -2,8 +2,8 @@
 //! client (embedded or remote alike), its errors mapped to stable codes.
 
 use conveyor_api::{
-    Answer, Budget, Level, Line, LineDetail, LineDiff, NewLine, NewProject, Preflight, Project,
-    Question, Review,
+    Answer, Budget, Decision, Level, Line, LineDetail, LineDiff, NewLine, NewProject, Preflight,
+    Project, Question, Review,
 };
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
@@ -138,6 +138,21 @@ pub async fn conveyor_take_back(
     id: String,
 ) -> Result<Question, AppError> {
     Ok(conveyor.client()?.take_back(&id).await?)
+}
+
+/// The "decided without Anton" catalogue, newest first: of one project (or of all), at most
+/// `limit` entries (the daemon's 200 when absent; out of 1–1000 it refuses with
+/// `bad_request`, the app's `daemon` code).
+#[tauri::command]
+pub async fn conveyor_decisions(
+    conveyor: State<'_, Conveyor>,
+    project: Option<String>,
+    limit: Option<u32>,
+) -> Result<Vec<Decision>, AppError> {
+    Ok(conveyor
+        .client()?
+        .decisions(project.as_deref(), limit)
+        .await?)
 }
 
 #[tauri::command]

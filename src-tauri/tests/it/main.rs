@@ -361,5 +361,21 @@ fn a_level_is_raised_through_the_app_and_a_lower_one_refused_with_the_daemons_co
         (Some("invalid_state"), Some("level_lower")),
         "{e}"
     );
+
+    // The "decided without Anton" catalogue: nothing decided yet on this project (the e2e
+    // tests fill it), the project passed through; a limit out of range is the daemon's refusal.
+    let decided = invoke(
+        &app,
+        "conveyor_decisions",
+        json!({"project": p["id"], "limit": 5}),
+    )
+    .unwrap();
+    assert_eq!(decided, json!([]));
+    let e = invoke(&app, "conveyor_decisions", json!({"limit": 0})).unwrap_err();
+    assert_eq!(
+        (e["code"].as_str(), e["daemon_code"].as_str()),
+        (Some("daemon"), Some("bad_request")),
+        "{e}"
+    );
     rt.block_on(daemon.stop());
 }

@@ -25,6 +25,14 @@ export function when(iso: string | null): string {
   return d.toLocaleString(locale(), { dateStyle: 'short', timeStyle: 'short' });
 }
 
+/** As [`when`], to the second: health-check tries are seconds apart. */
+export function whenSeconds(iso: string | null): string {
+  if (!iso) return '—';
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toLocaleString(locale(), { dateStyle: 'short', timeStyle: 'medium' });
+}
+
 /** An RFC 3339 time as the clock time and the short day ("08:00", "2 дек."), in the user's
  * locale and time zone; the text itself as the time when it does not parse. */
 export function clockAndDay(iso: string): { time: string; date: string } {

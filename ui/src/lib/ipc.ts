@@ -29,6 +29,7 @@ import type {
 import type {
   Answer,
   Budget,
+  Decision,
   Event as ConveyorEvent,
   Level,
   Line,
@@ -141,6 +142,10 @@ export const conveyor = {
   /** Takes an answer back while its `answer` step has not started (after: the daemon's
    * `answer_started`); resolves to the question as it was before the answer. */
   takeBack: (id: string) => call<Question>('conveyor_take_back', { id }),
+  /** The "decided without Anton" catalogue, newest first: of `project` (of all without one),
+   * at most `limit` (the daemon's 200 without one; out of 1–1000 it refuses, `bad_request`). */
+  decisions: (project: string | null, limit: number | null = null) =>
+    call<Decision[]>('conveyor_decisions', { project, limit }),
   budget: () => call<Budget>('conveyor_budget'),
   /** Runs the daemon's preflight now: what would stop a step, item by item. */
   preflight: () => call<Preflight>('conveyor_preflight'),

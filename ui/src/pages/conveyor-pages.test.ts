@@ -74,6 +74,7 @@ beforeEach(() => {
   api.review.mockResolvedValue(reviewOf());
   api.budget.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
   api.preflight.mockResolvedValue(preflight([preflightItem()]));
+  api.decisions.mockResolvedValue([]);
 });
 afterEach(() => cleanup());
 

@@ -66,6 +66,7 @@ beforeEach(() => {
   api.budget.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
   api.preflight.mockResolvedValue(preflight([preflightItem()]));
   api.diff.mockResolvedValue({ base: null, head: null, files: [] });
+  api.decisions.mockResolvedValue([]);
 });
 afterEach(() => cleanup());
 

@@ -2,6 +2,8 @@
 // fields a test cares about passed in `over`.
 import type {
   Decision,
+  Denial,
+  Deploy,
   Event,
   JournalEntry,
   Line,
@@ -68,6 +70,27 @@ export const detail = (l: Line, over: Partial<LineDetail> = {}): LineDetail => (
   journal: [],
   questions: [],
   budget: { cost_usd: 0, runs: 0, tokens: noTokens },
+  ...over,
+});
+
+/** What the guard stopped in step 2: `npm publish` through Bash. */
+export const denial = (over: Partial<Denial> = {}): Denial => ({
+  step_n: 2,
+  tool_name: 'Bash',
+  input: { command: 'npm publish', description: 'release' },
+  at: '2026-11-29T21:30:00Z',
+  ...over,
+});
+
+/** A green deploy of commit 0123456… over fedcba9…, 90 seconds, no health check yet. */
+export const deploy = (over: Partial<Deploy> = {}): Deploy => ({
+  commit: '0123456789abcdef0123456789abcdef01234567',
+  previous_commit: 'fedcba9876543210fedcba9876543210fedcba98',
+  started_at: '2026-12-01T10:00:00Z',
+  finished_at: '2026-12-01T10:01:30Z',
+  outcome: 'green',
+  output_tail: 'deployed\n',
+  health: [],
   ...over,
 });
 

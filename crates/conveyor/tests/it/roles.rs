@@ -578,7 +578,7 @@ async fn a_check_red_on_fresh_main_too_does_not_hold_the_line_and_is_reported() 
         .find(|t| t.contains("red on fresh main too"))
         .expect("reported in the journal");
     assert!(note.contains("test -f fixture.db"), "{note}");
-    let decisions = c.decisions(None).await.unwrap();
+    let decisions = c.decisions(None, None).await.unwrap();
     assert!(
         decisions
             .iter()

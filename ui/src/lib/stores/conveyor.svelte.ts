@@ -79,17 +79,17 @@ export function groupLines(lines: Line[]): LineGroup[] {
   }).filter((g) => g.lines.length > 0);
 }
 
-export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail' | 'preflight';
+export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail' | 'preflight' | 'decisions';
 
-const ALL: Resource[] = ['lines', 'projects', 'review', 'budget', 'detail', 'preflight'];
+const ALL: Resource[] = ['lines', 'projects', 'review', 'budget', 'detail', 'preflight', 'decisions'];
 
 /** What each kind of event may have changed. */
 const TOUCHES: Record<Event['kind'], Resource[]> = {
   project: ['projects', 'review'],
-  line: ['lines', 'detail', 'budget', 'review'],
+  line: ['lines', 'detail', 'budget', 'review', 'decisions'],
   step: ['lines', 'detail', 'budget'],
-  journal: ['detail', 'review'],
-  question: ['review', 'detail'],
+  journal: ['detail', 'review', 'decisions'],
+  question: ['review', 'detail', 'decisions'],
   budget: ['budget', 'lines'],
   // What blocks changed: the banner, and the lines that say why they wait.
   preflight: ['preflight', 'lines', 'detail'],
@@ -132,18 +132,26 @@ export class ConveyorStore {
   lineFilter = $state<LineFilter | null>(null);
   detail = $state<LineDetail | null>(null);
   diff = $state<LineDiff | null>(null);
-  /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff`, `preflight`
-   * (loading), `line:<id>`, `question:<id>`, `project`, `line-add`, `connect`,
+  /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff`, `preflight`,
+   * `decisions` (loading), `line:<id>`, `question:<id>`, `project`, `line-add`, `connect`,
    * `preflight-check` (actions). */
   errors = $state<Record<string, IpcError>>({});
   busy = $state<Record<string, boolean>>({});
   /** Questions answered from this app, newest last: `/api/review` lists only open ones. */
   answered = $state<Question[]>([]);
+  /** The project whose "decided without Anton" catalogue the Lines page shows (Anton's
+   * pick); without one, the selected line's project, else the first project. */
+  decisionsPick = $state<string | null>(null);
+  /** That catalogue, newest first, and the project it is of. */
+  decisions = $state<{ project: string; items: Decision[] } | null>(null);
 
   groups = $derived(groupLines(filterLines(this.lines, this.lineFilter)));
   connected = $derived(this.status?.state === 'connected');
   selected = $derived(this.lines.find((l) => l.id === this.selectedId) ?? null);
   blocking = $derived(blockingItems(this.preflight));
+  decisionsProject = $derived(
+    this.decisionsPick ?? this.selected?.project_id ?? this.projects[0]?.id ?? null,
+  );
 
   /** How long events are coalesced before the pages are refreshed. */
   debounceMs = 150;
@@ -226,6 +234,7 @@ export class ConveyorStore {
     if (what.includes('budget')) jobs.push(this.loadBudget());
     if (what.includes('preflight')) jobs.push(this.loadPreflight());
     if (what.includes('detail') && this.selectedId) jobs.push(this.loadDetail(this.selectedId));
+    if (what.includes('decisions') && this.decisionsProject) jobs.push(this.loadDecisions(this.decisionsProject));
     await Promise.all(jobs);
   }
 
@@ -248,6 +257,26 @@ export class ConveyorStore {
   loadBudget = () => this.load('budget', api.budget, (v) => (this.budget = v));
   loadPreflight = () => this.load('preflight', api.preflight, (v) => (this.preflight = v));
   loadConnection = () => this.load('connection', api.connection, (v) => (this.connection = v));
+
+  /** How many decisions the catalogue shows (the daemon's newest). */
+  decisionsLimit = 200;
+
+  /** The catalogue of `project` (errors under `decisions`); an answer for a project no
+   * longer shown is dropped. */
+  loadDecisions = (project: string) =>
+    this.load(
+      'decisions',
+      () => api.decisions(project, this.decisionsLimit),
+      (items) => {
+        if (this.decisionsProject === project) this.decisions = { project, items };
+      },
+    );
+
+  /** Shows the catalogue of `project` (Anton's pick on the page). */
+  async showDecisions(project: string): Promise<void> {
+    this.decisionsPick = project;
+    await this.loadDecisions(project);
+  }
 
   /** The line's detail and its diff; answers for a line no longer selected are dropped. */
   async loadDetail(id: string): Promise<void> {
