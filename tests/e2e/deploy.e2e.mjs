@@ -167,12 +167,10 @@ test('a red health check rolls the deploy back; the page shows it, then the gree
   const head = git(repo, 'rev-parse', 'main').trim();
   const [now, before] = green.deploys;
   assert.deepEqual([now.outcome, now.label, now.commit, now.marker], ['green', 'Деплой 2: зелёный', head, null]);
-  // The previous commit as the daemon gave it, shortened on the page. Which commit it is, is
-  // the daemon's to settle, so it is not pinned here: DESIGN.md says the last green deploy's;
-  // with none green before, the daemon passes the new merge's parent, which here is the
-  // rolled-back merge, not `base` that production runs after the rollback.
+  // The previous commit is what production runs: `base`, which the rollback put back (not the
+  // rolled-back merge), shortened on the page.
+  assert.equal(now.previous, base, `merged was ${merged}`);
   assert.equal(now.previousText, `предыдущий ${now.previous.slice(0, 7)}`);
-  assert.ok([base, merged].includes(now.previous), now.previous);
   assert.equal(now.tally, 'Проверки здоровья: зелёных 1 из 1');
   assert.deepEqual(now.tries.map((t) => [t.ok, t.result]), [['true', '✓ зелёная']]);
   assert.equal(before.outcome, 'rolled_back');

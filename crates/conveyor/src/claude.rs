@@ -181,6 +181,33 @@ pub struct ResultEvent {
     pub errors: Option<Vec<String>>,
 }
 
+/// A run with a background subagent emits more than one result: the last one stands, but its
+/// `permission_denials` cover only its own part of the run, so the earlier ones' are kept with
+/// it (each once, by `tool_use_id`).
+fn later_result(earlier: Option<ResultEvent>, mut last: ResultEvent) -> ResultEvent {
+    let Some(earlier) = earlier else {
+        return last;
+    };
+    let mut all: Vec<serde_json::Value> = earlier
+        .permission_denials
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    for d in last
+        .permission_denials
+        .as_ref()
+        .and_then(|v| v.as_array())
+        .into_iter()
+        .flatten()
+    {
+        let id = &d["tool_use_id"];
+        if id.is_null() || !all.iter().any(|x| x["tool_use_id"] == *id) {
+            all.push(d.clone());
+        }
+    }
+    last.permission_denials = Some(serde_json::Value::Array(all));
+    last
+}
+
 impl ResultEvent {
     /// This run's own tokens: `model_usage_since_last_result` summed over models, else
     /// `usage` (which covers only the last turn).
@@ -412,7 +439,7 @@ pub async fn run(
                     }
                     Some("result") => {
                         if let Ok(r) = serde_json::from_value::<ResultEvent>(v) {
-                            report.result = Some(r);
+                            report.result = Some(later_result(report.result.take(), r));
                         }
                     }
                     _ => {}
@@ -583,6 +610,42 @@ mod tests {
             ..Report::default()
         };
         assert!(matches!(r.verdict(), Verdict::NoConversation { .. }));
+    }
+
+    #[test]
+    fn denials_of_every_result_of_a_run_are_kept() {
+        let first: ResultEvent = serde_json::from_value(serde_json::json!({
+            "type": "result", "is_error": false, "total_cost_usd": 0.1, "session_id": "s",
+            "permission_denials": [{"tool_name": "Bash", "tool_use_id": "a", "tool_input": {"command": "npm publish"}}]
+        }))
+        .unwrap();
+        let second: ResultEvent = serde_json::from_value(serde_json::json!({
+            "type": "result", "is_error": false, "total_cost_usd": 0.2, "session_id": "s",
+            "permission_denials": [
+                {"tool_name": "Bash", "tool_use_id": "a", "tool_input": {"command": "npm publish"}},
+                {"tool_name": "Bash", "tool_use_id": "b", "tool_input": {"command": "cargo publish"}}]
+        }))
+        .unwrap();
+        let only_second: ResultEvent = serde_json::from_value(serde_json::json!({
+            "type": "result", "is_error": false, "total_cost_usd": 0.3, "session_id": "s",
+            "permission_denials": []
+        }))
+        .unwrap();
+        let r = later_result(Some(later_result(Some(first), second)), only_second);
+        assert!(
+            (r.total_cost_usd - 0.3).abs() < 1e-12,
+            "the last result stands"
+        );
+        let ids: Vec<&str> = r
+            .permission_denials
+            .as_ref()
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|d| d["tool_use_id"].as_str().unwrap())
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
     }
 
     #[test]

@@ -654,7 +654,8 @@ where
     }
 }
 
-/// Waits until the line reaches `state` (fails early on a dead end, with its reason).
+/// Waits until the line reaches `state` (fails early on a dead end, with its reason; on a
+/// timeout, with where the line stood last).
 pub async fn wait_state(
     c: &conveyor_api::Client,
     id: &str,
@@ -662,13 +663,12 @@ pub async fn wait_state(
     secs: u64,
 ) -> conveyor_api::LineDetail {
     use conveyor_api::LineState as S;
-    wait_for(
-        secs,
-        &format!("line {id} to be {}", state.as_str()),
-        || async {
-            let l = c.line(id).await.ok()?;
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    let mut last = None;
+    loop {
+        if let Ok(l) = c.line(id).await {
             if l.line.state == state {
-                return Some(l);
+                return l;
             }
             if state != S::NeedsHuman && matches!(l.line.state, S::NeedsHuman | S::Blocked) {
                 panic!(
@@ -676,10 +676,29 @@ pub async fn wait_state(
                     l.line.state, l.line.reason, l.line.steps
                 );
             }
-            None
-        },
-    )
-    .await
+            last = Some(l);
+        }
+        if Instant::now() >= deadline {
+            let seen = last.map_or("nothing (the daemon never answered)".to_string(), |l| {
+                format!(
+                    "{:?} ({:?}: {:?}), steps {:#?}",
+                    l.line.state,
+                    l.line.reason_code,
+                    l.line.reason,
+                    l.line
+                        .steps
+                        .iter()
+                        .map(|s| (s.n, s.kind, s.state, s.attempts, s.error.clone()))
+                        .collect::<Vec<_>>()
+                )
+            });
+            panic!(
+                "timed out waiting for line {id} to be {}; last seen: {seen}",
+                state.as_str()
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
 /// A turn that runs a shell command through the real Bash tool.
