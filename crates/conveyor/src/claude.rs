@@ -181,13 +181,27 @@ pub struct ResultEvent {
     pub errors: Option<Vec<String>>,
 }
 
-/// A run with a background subagent emits more than one result: the last one stands, but its
-/// `permission_denials` cover only its own part of the run, so the earlier ones' are kept with
-/// it (each once, by `tool_use_id`).
+/// A run with a background subagent emits more than one result: the last one stands (its
+/// `total_cost_usd` is cumulative), but its `permission_denials` and
+/// `model_usage_since_last_result` cover only its own part of the run, so the earlier ones'
+/// are kept with it (denials each once, by `tool_use_id`; usage summed per model).
 fn later_result(earlier: Option<ResultEvent>, mut last: ResultEvent) -> ResultEvent {
     let Some(earlier) = earlier else {
         return last;
     };
+    if let Some(before) = earlier.model_usage_since_last_result {
+        let now = last
+            .model_usage_since_last_result
+            .get_or_insert_with(Default::default);
+        for (model, u) in before {
+            let sum = now.entry(model).or_default();
+            sum.input_tokens += u.input_tokens;
+            sum.output_tokens += u.output_tokens;
+            sum.cache_read_input_tokens += u.cache_read_input_tokens;
+            sum.cache_creation_input_tokens += u.cache_creation_input_tokens;
+            sum.cost_usd += u.cost_usd;
+        }
+    }
     let mut all: Vec<serde_json::Value> = earlier
         .permission_denials
         .and_then(|v| v.as_array().cloned())
@@ -616,6 +630,7 @@ mod tests {
     fn denials_of_every_result_of_a_run_are_kept() {
         let first: ResultEvent = serde_json::from_value(serde_json::json!({
             "type": "result", "is_error": false, "total_cost_usd": 0.1, "session_id": "s",
+            "model_usage_since_last_result": {"m": {"inputTokens": 10, "outputTokens": 1}},
             "permission_denials": [{"tool_name": "Bash", "tool_use_id": "a", "tool_input": {"command": "npm publish"}}]
         }))
         .unwrap();
@@ -628,6 +643,7 @@ mod tests {
         .unwrap();
         let only_second: ResultEvent = serde_json::from_value(serde_json::json!({
             "type": "result", "is_error": false, "total_cost_usd": 0.3, "session_id": "s",
+            "model_usage_since_last_result": {"m": {"inputTokens": 5, "outputTokens": 2}},
             "permission_denials": []
         }))
         .unwrap();
@@ -646,6 +662,9 @@ mod tests {
             .map(|d| d["tool_use_id"].as_str().unwrap())
             .collect();
         assert_eq!(ids, ["a", "b"]);
+        // Tokens of every part of the run, not only the last.
+        let t = r.run_tokens();
+        assert_eq!((t.input_tokens, t.output_tokens), (15, 3));
     }
 
     #[test]

@@ -114,16 +114,7 @@ async fn merge_rounds<F: Future<Output = Result<Regression>>>(
             drop_scratch(locks, repo, scratch).await;
             return Ok(MergeOutcome::Red { output });
         }
-        let new = git(scratch, &["rev-parse", "HEAD"], cancel)
-            .await?
-            .trim()
-            .to_string();
-        let moved = {
-            let lock = locks.of(repo);
-            let _g = lock.lock().await;
-            move_main(repo, main, &main_at, &new).await?
-        };
-        drop_scratch(locks, repo, scratch).await;
+        let (new, moved) = move_to_scratch_head(m, &main_at).await?;
         match moved {
             Moved::Yes => return Ok(MergeOutcome::Merged { main: new }),
             Moved::Raced => continue,
@@ -134,6 +125,22 @@ async fn merge_rounds<F: Future<Output = Result<Regression>>>(
         repo,
         format!("{main} kept moving during the merge"),
     ))
+}
+
+/// Moves main from `main_at` to the scratch worktree's head (compare-and-swap, under the
+/// repository's lock) and removes the scratch worktree; the head and how the move went.
+async fn move_to_scratch_head(m: &Merge<'_>, main_at: &str) -> Result<(String, Moved)> {
+    let new = git(m.scratch, &["rev-parse", "HEAD"], m.cancel)
+        .await?
+        .trim()
+        .to_string();
+    let moved = {
+        let lock = m.locks.of(m.repo);
+        let _g = lock.lock().await;
+        move_main(m.repo, m.main, main_at, &new).await?
+    };
+    drop_scratch(m.locks, m.repo, m.scratch).await;
+    Ok((new, moved))
 }
 
 /// How a revert on main ended.
@@ -182,16 +189,7 @@ pub async fn revert_on_main(m: &Merge<'_>, merge: &str) -> Result<Reverted> {
             });
         }
         let _ = git(scratch, &["commit", "--amend", "-m", message], cancel).await;
-        let new = git(scratch, &["rev-parse", "HEAD"], cancel)
-            .await?
-            .trim()
-            .to_string();
-        let moved = {
-            let lock = locks.of(repo);
-            let _g = lock.lock().await;
-            move_main(repo, main, &main_at, &new).await?
-        };
-        drop_scratch(locks, repo, scratch).await;
+        let (new, moved) = move_to_scratch_head(m, &main_at).await?;
         match moved {
             Moved::Yes => return Ok(Reverted::Yes { main: new }),
             Moved::Raced => continue,

@@ -23,7 +23,7 @@ use crate::state::Shared;
 use crate::store::{self, LineRow};
 use crate::{Result, git};
 
-use super::gate::checklist;
+use super::gate::checklist_or_stop;
 
 /// The scratch worktree a line's deploy runs in.
 fn scratch(sh: &Shared, line_id: &str) -> PathBuf {
@@ -38,16 +38,8 @@ fn scratch(sh: &Shared, line_id: &str) -> PathBuf {
 /// # Errors
 /// Database, file and git errors.
 pub(super) async fn deploy(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
-    let (list, main, repo, _) = match checklist(sh, line).await? {
-        Ok(c) => c,
-        Err(e) => {
-            return super::answer::needs_anton(
-                sh,
-                &line.id,
-                (ReasonCode::ProjectConfig, &e.to_string()),
-            )
-            .await;
-        }
+    let Some((list, main, repo, _)) = checklist_or_stop(sh, line).await? else {
+        return Ok(());
     };
     let Some(cmd) = list.deploy.clone() else {
         return green(sh, line).await;

@@ -48,6 +48,25 @@ pub(super) async fn checklist(
     }
 }
 
+/// The project's checklist from fresh main, or `None` once the line is stopped for Anton
+/// because it does not parse (the line cannot be checked without it).
+///
+/// # Errors
+/// Database and git errors.
+pub(super) async fn checklist_or_stop(
+    sh: &Shared,
+    line: &LineRow,
+) -> Result<Option<(Checklist, String, PathBuf, String)>> {
+    match checklist(sh, line).await? {
+        Ok(c) => Ok(Some(c)),
+        Err(e) => {
+            super::answer::needs_anton(sh, &line.id, (ReasonCode::ProjectConfig, &e.to_string()))
+                .await?;
+            Ok(None)
+        }
+    }
+}
+
 /// Where a line forked from main, and what it changed since.
 #[derive(Debug, Clone)]
 pub(super) struct Fork {
@@ -213,16 +232,8 @@ async fn note_once(sh: &Shared, line_id: &str, text: &str, why: &str) -> Result<
 pub(super) async fn gate(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
     sh.set_line_state(&line.id, LineState::Gate, None, None)
         .await?;
-    let (list, main, repo, main_branch) = match checklist(sh, line).await? {
-        Ok(c) => c,
-        Err(e) => {
-            return super::answer::needs_anton(
-                sh,
-                &line.id,
-                (ReasonCode::ProjectConfig, &e.to_string()),
-            )
-            .await;
-        }
+    let Some((list, main, repo, main_branch)) = checklist_or_stop(sh, line).await? else {
+        return Ok(());
     };
     for k in list.not_yet_read() {
         tracing::warn!(
@@ -440,16 +451,8 @@ async fn run_regression(
 
 /// Merge into fresh main in a separate worktree, regression after the merge, then main moves.
 pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToken) -> Result<()> {
-    let (list, _, repo, main_branch) = match checklist(sh, line).await? {
-        Ok(c) => c,
-        Err(e) => {
-            return super::answer::needs_anton(
-                sh,
-                &line.id,
-                (ReasonCode::ProjectConfig, &e.to_string()),
-            )
-            .await;
-        }
+    let Some((list, _, repo, main_branch)) = checklist_or_stop(sh, line).await? else {
+        return Ok(());
     };
     let scratch = sh.cfg.data_dir.join("scratch").join(&line.id);
     let merge = git::Merge {

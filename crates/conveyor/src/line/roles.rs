@@ -19,7 +19,7 @@ use crate::store::{self, LineRow, StepRow};
 use crate::{Result, git, judge};
 
 use super::fresh::{self, Ended};
-use super::gate::{Fork, checklist, fork_of};
+use super::gate::{Fork, checklist_or_stop, fork_of};
 
 /// Queues the round of checking roles that has not passed since the code last changed;
 /// returns whether it queued any (the line then runs them before the gate ends).
@@ -119,16 +119,8 @@ pub(super) async fn run_role(
     if super::is_cancelled(sh, &line.id).await? || cancel.is_cancelled() {
         return Ok(());
     }
-    let (list, main, repo, main_branch) = match checklist(sh, line).await? {
-        Ok(c) => c,
-        Err(e) => {
-            return super::answer::needs_anton(
-                sh,
-                &line.id,
-                (ReasonCode::ProjectConfig, &e.to_string()),
-            )
-            .await;
-        }
+    let Some((list, main, repo, main_branch)) = checklist_or_stop(sh, line).await? else {
+        return Ok(());
     };
     let role = role_of(step);
     // The project's own agent, from fresh main: a branch that edits its reviewer changes
