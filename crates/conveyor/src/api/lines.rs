@@ -232,17 +232,11 @@ async fn list(
     for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &ids).await? {
         steps.entry(s.line_id.clone()).or_default().push(s.to_api());
     }
-    let mut denials = store::runs::denials_of(&mut *st.store.conn().await?, &ids).await?;
-    let mut deploys = store::deploys::of_lines(&mut *st.store.conn().await?, &ids).await?;
-    let lines: Vec<Line> = rows
+    let mut lines: Vec<Line> = rows
         .iter()
-        .map(|l| {
-            let mut line = l.to_api(steps.remove(&l.id).unwrap_or_default());
-            line.denials = denials.remove(&l.id).unwrap_or_default();
-            line.deploys = deploys.remove(&l.id).unwrap_or_default();
-            line
-        })
+        .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
         .collect();
+    store::lines::with_aftermath(&mut *st.store.conn().await?, &mut lines).await?;
     let body = axum::body::Bytes::from(
         serde_json::to_vec(&lines).map_err(|e| crate::Error::Internal(e.to_string()))?,
     );
@@ -346,16 +340,9 @@ async fn one(
     .iter()
     .map(store::QuestionRow::to_api)
     .collect();
-    let mut line = l.to_api(steps.iter().map(StepWithCost::to_api).collect());
-    line.denials = store::runs::denials_of(&mut *st.store.conn().await?, std::slice::from_ref(&id))
-        .await?
-        .remove(&id)
-        .unwrap_or_default();
-    line.deploys =
-        store::deploys::of_lines(&mut *st.store.conn().await?, std::slice::from_ref(&id))
-            .await?
-            .remove(&id)
-            .unwrap_or_default();
+    let mut line = [l.to_api(steps.iter().map(StepWithCost::to_api).collect())];
+    store::lines::with_aftermath(&mut *st.store.conn().await?, &mut line).await?;
+    let [line] = line;
     Ok(Json(LineDetail {
         line,
         journal,

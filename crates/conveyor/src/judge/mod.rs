@@ -58,8 +58,7 @@ pub struct JudgeHooks {
     pub guard: Option<String>,
 }
 
-/// The hooks of a judge run. Without a `conveyord` to run them, the Stop hook only says so
-/// in the log and lets the run end: the daemon's own check after the run still decides.
+/// The hooks of a judge run.
 pub fn hook_commands(
     bin: Option<&Path>,
     verdict: &Path,
@@ -68,15 +67,27 @@ pub fn hook_commands(
     rounds: u32,
 ) -> JudgeHooks {
     let q = |p: &Path| quote(&p.to_string_lossy());
+    verdict_hooks(
+        bin,
+        &format!(
+            "verdict --file {} --given {} --state {} --rounds {rounds}",
+            q(verdict),
+            q(given),
+            q(state)
+        ),
+        verdict,
+    )
+}
+
+/// The hooks of a run that writes a verdict (a judge's, a checker's): `conveyord hook
+/// <stop_args>` as its Stop hook, and a guard that lets only `verdict` be written. Without a
+/// `conveyord` to run them, the Stop hook only says so in the log and lets the run end: the
+/// daemon's own check after the run still decides.
+pub fn verdict_hooks(bin: Option<&Path>, stop_args: &str, verdict: &Path) -> JudgeHooks {
+    let q = |p: &Path| quote(&p.to_string_lossy());
     match bin {
         Some(b) => JudgeHooks {
-            stop: format!(
-                "{} hook verdict --file {} --given {} --state {} --rounds {rounds}",
-                q(b),
-                q(verdict),
-                q(given),
-                q(state)
-            ),
+            stop: format!("{} hook {stop_args}", q(b)),
             guard: Some(format!("{} hook only-write {}", q(b), q(verdict))),
         },
         None => JudgeHooks {

@@ -259,6 +259,56 @@ pub(crate) async fn needs_anton(
 /// The one option of the question a stopped line asks.
 pub(crate) const AGAIN: &str = "try again";
 
+/// What the CLI denied a run (the never-autonomous guard, a permission mode) did not run:
+/// Anton decides whether it should, each as a validated question, irreversible and expensive,
+/// written in the caller's transaction with the run's end.
+///
+/// # Errors
+/// Database errors.
+pub(super) async fn ask_about_denials(
+    tx: &mut sqlx::SqliteConnection,
+    line_id: &str,
+    denied: &[serde_json::Value],
+    now: i64,
+) -> Result<()> {
+    for d in denied {
+        let text = denied_text(d);
+        questions::ask_as_daemon(
+            tx,
+            line_id,
+            &questions::DaemonQuestion {
+                text: &text,
+                options: &[DO_IT_MYSELF.to_string(), NOT_NEEDED.to_string()],
+                default: Some(NOT_NEEDED),
+                why: "it is never done without Anton; the guard stopped it before it ran",
+                reversible: false,
+                expensive: true,
+                validated: "never done autonomously: only Anton decides",
+            },
+            now,
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+const DO_IT_MYSELF: &str = "I will do it myself";
+const NOT_NEEDED: &str = "not needed: go on without it";
+
+/// A denied call in words: the Bash command, or the tool and its file.
+fn denied_text(d: &serde_json::Value) -> String {
+    let tool = d["tool_name"].as_str().unwrap_or("a tool");
+    let input = &d["tool_input"];
+    let what = match (input["command"].as_str(), input["file_path"].as_str()) {
+        (Some(c), _) => format!("`{}`", crate::exec::tail(c, 300)),
+        (None, Some(p)) => format!("{tool} on {p}"),
+        _ => format!("{tool} {}", crate::exec::tail(&input.to_string(), 300)),
+    };
+    format!(
+        "The agent was stopped before it ran {what}: that is never done without you. Should it be done?"
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

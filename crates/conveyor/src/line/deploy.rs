@@ -60,8 +60,9 @@ pub(super) async fn deploy(sh: &Shared, line: &LineRow, cancel: &CancellationTok
             "{}\n[conveyor] the daemon stopped during this deploy; its health check decides whether it took\n",
             d.output_tail
         );
+        store::deploys::set_output(&mut *sh.store.conn().await?, d.id, &output).await?;
         let env = (d.previous_commit.as_str(), d.commit.as_str());
-        let health = health(sh, line, &list, &dir, env, d.id, &output, cancel).await?;
+        let health = health(sh, line, &list, &dir, env, d.id, cancel).await?;
         return settle(
             sh,
             line,
@@ -105,9 +106,9 @@ pub(super) async fn deploy(sh: &Shared, line: &LineRow, cancel: &CancellationTok
         return Ok(());
     }
     let output = format!("$ {cmd}\n{}", out.tail(6000));
-    store::deploys::record(&mut *sh.store.conn().await?, id, &output, &[]).await?;
+    store::deploys::set_output(&mut *sh.store.conn().await?, id, &output).await?;
     let health = if out.code == Some(0) {
-        health(sh, line, &list, &dir, env, id, &output, cancel).await?
+        health(sh, line, &list, &dir, env, id, cancel).await?
     } else {
         Health::Red(format!(
             "`{cmd}` exited {}",
@@ -137,7 +138,6 @@ enum Health {
 }
 
 /// Tries the health check until green, `health_retries` times within the deadline.
-#[allow(clippy::too_many_arguments)]
 async fn health(
     sh: &Shared,
     line: &LineRow,
@@ -145,7 +145,6 @@ async fn health(
     dir: &Path,
     env: (&str, &str),
     id: i64,
-    output: &str,
     cancel: &CancellationToken,
 ) -> Result<Health> {
     let Some(cmd) = &list.health_check else {
@@ -176,7 +175,7 @@ async fn health(
             ok,
             output_tail: last.clone(),
         });
-        store::deploys::record(&mut *sh.store.conn().await?, id, output, &tries).await?;
+        store::deploys::set_health(&mut *sh.store.conn().await?, id, &tries).await?;
         if ok {
             return Ok(Health::Green);
         }
@@ -236,16 +235,7 @@ async fn settle(
             let out = run(sh, &line.id, rollback, dir, env, cancel).await?;
             output.push_str(&format!("\n$ {rollback}\n{}", out.tail(4000)));
             let rolled = out.code == Some(0);
-            let tries: Vec<HealthCheck> = store::deploys::of_lines(
-                &mut *sh.store.conn().await?,
-                std::slice::from_ref(&line.id),
-            )
-            .await?
-            .remove(&line.id)
-            .and_then(|d| d.into_iter().last())
-            .map(|d| d.health)
-            .unwrap_or_default();
-            store::deploys::record(&mut *sh.store.conn().await?, id, &output, &tries).await?;
+            store::deploys::set_output(&mut *sh.store.conn().await?, id, &output).await?;
             let outcome = if rolled {
                 DeployOutcome::RolledBack
             } else {

@@ -19,7 +19,8 @@ use crate::{Result, git, hook};
 
 use super::give_to_agent;
 use super::miss::{budget_cap_hit, usage_limit_hit};
-use super::step::{budget_cap, invocation, record_run_end, run_agent};
+use super::run::{record_run_end, run_agent};
+use super::step::{budget_cap, invocation};
 
 /// The files of one attempt.
 #[derive(Debug, Clone)]

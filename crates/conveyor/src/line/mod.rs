@@ -18,6 +18,7 @@ mod hooks;
 pub(crate) mod judge;
 mod miss;
 mod roles;
+mod run;
 mod step;
 
 use std::path::{Path, PathBuf};

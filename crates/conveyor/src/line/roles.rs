@@ -54,7 +54,6 @@ pub(super) async fn queue_round(
             n: s.n,
             kind: s.kind,
             state: s.state,
-            agent: s.agent.as_deref(),
             title: &s.title,
             verdict: *v,
         })

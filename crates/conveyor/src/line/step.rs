@@ -9,17 +9,17 @@ use std::time::Duration;
 use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
-use crate::claude::{self, Invocation, Verdict};
+use crate::claude::{Invocation, Verdict};
 use crate::events::EventBody;
-use crate::exec;
 use crate::git;
 use crate::state::Shared;
-use crate::store::runs::{self, Ended, NewRun, RunOutcome};
-use crate::store::{self, LineRow, StepRow, now_ms, questions};
+use crate::store::runs::{self, NewRun, RunOutcome};
+use crate::store::{self, LineRow, StepRow, now_ms};
 use crate::{Result, hook, plan, prompt};
 
 use super::finish::{Finished, fail_step, finish_step, stop_line};
 use super::miss::{budget_cap_hit, usage_limit_hit};
+use super::run::{record_run_end, run_agent};
 use super::{SESSION_TRIES, give_to_agent, ingest_journal, is_cancelled, journal_path, plan_path};
 
 /// How many of the project's latest decisions a step's prompt carries.
@@ -301,25 +301,6 @@ pub(super) fn budget_cap(sh: &Shared, estimate: f64) -> Option<f64> {
         .filter(|usd| *usd >= 0.0001)
 }
 
-/// Runs the agent for one attempt, recording what the run reports while it goes (its pid,
-/// the session's start, rate-limit events).
-pub(super) async fn run_agent(
-    sh: &Shared,
-    line_id: &str,
-    run_id: i64,
-    inv: &Invocation,
-    cancel: &CancellationToken,
-) -> claude::Report {
-    let db = sh.store.clone();
-    let line_id = line_id.to_string();
-    let on = move |sig: claude::Signal| -> claude::SignalFuture {
-        let db = db.clone();
-        let line_id = line_id.clone();
-        Box::pin(async move { record_signal(&db, run_id, &line_id, sig).await })
-    };
-    claude::run(inv, cancel, &on).await
-}
-
 /// How the CLI is run for every attempt of the step: the line's session, worktree and
 /// environment, the daemon's permissions and limits. An attempt adds its prompt, its
 /// `--resume`, its hook's settings, its budget cap and its log.
@@ -346,139 +327,6 @@ pub(super) fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocat
         log: PathBuf::new(),
         timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
     }
-}
-
-/// Records an ended run: its outcome, tokens and its own cost — the delta of the session's
-/// cumulative total — with the line's new session total, in one transaction. A run in a
-/// session of its own (`in_line_session` false: a judge's) costs its whole total and leaves
-/// the line's session total alone.
-pub(super) async fn record_run_end(
-    sh: &Shared,
-    line_id: &str,
-    run_id: i64,
-    report: &claude::Report,
-    verdict: &Verdict,
-    hook_blocks: u32,
-    in_line_session: bool,
-) -> Result<()> {
-    let mut tx = sh.store.begin().await?;
-    let session_cost = if in_line_session {
-        store::lines::get(&mut tx, line_id)
-            .await?
-            .expect("line exists")
-            .session_cost
-    } else {
-        0.0
-    };
-    let (cost, new_total) = match &report.result {
-        Some(r) if r.total_cost_usd + 1e-12 >= session_cost => {
-            (r.total_cost_usd - session_cost, r.total_cost_usd)
-        }
-        Some(r) => {
-            // The total went down: this CLI reports per call. Trust the run's own figure.
-            let c = r.run_cost_reported().unwrap_or(r.total_cost_usd);
-            (c, session_cost + c)
-        }
-        None => (0.0, session_cost),
-    };
-    let tokens = report
-        .result
-        .as_ref()
-        .map(|r| r.run_tokens())
-        .unwrap_or_default();
-    let outcome = match verdict {
-        Verdict::Finished => RunOutcome::Finished,
-        Verdict::UsageLimit { .. } => RunOutcome::UsageLimit,
-        Verdict::BudgetCap { .. } => RunOutcome::MaxBudget,
-        Verdict::SessionInUse => RunOutcome::SessionInUse,
-        Verdict::NoConversation { .. } => RunOutcome::NoConversation,
-        Verdict::Fatal { .. } => RunOutcome::Fatal,
-        Verdict::Failed { .. } => RunOutcome::Failed,
-        Verdict::Interrupted => RunOutcome::Interrupted,
-    };
-    let ended = Ended {
-        outcome,
-        exit_code: report.exit_code,
-        session_total: report.result.as_ref().map(|r| r.total_cost_usd),
-        cost_usd: cost,
-        input_tokens: tokens.input_tokens,
-        output_tokens: tokens.output_tokens,
-        cache_read: tokens.cache_read_input_tokens,
-        cache_write: tokens.cache_creation_input_tokens,
-        duration_ms: report.duration_ms,
-        result: report.result.as_ref().and_then(|r| r.result.clone()),
-        stderr_tail: exec::tail(&report.stderr, 4000),
-        permission_denials: report
-            .result
-            .as_ref()
-            .and_then(|r| r.permission_denials.as_ref())
-            .map(|v| v.to_string()),
-        hook_blocks,
-        init_seen: report.init_seen,
-    };
-    runs::finish(
-        &mut tx,
-        run_id,
-        line_id,
-        in_line_session.then_some(new_total),
-        &ended,
-    )
-    .await?;
-    // What the CLI denied (the never-autonomous guard, a permission mode) did not run: Anton
-    // decides whether it should, on the morning page.
-    let denied: Vec<serde_json::Value> = report
-        .result
-        .as_ref()
-        .and_then(|r| r.permission_denials.as_ref())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default();
-    let now = sh.clock.now_ms();
-    for d in &denied {
-        let text = denied_text(d);
-        questions::ask_as_daemon(
-            &mut tx,
-            line_id,
-            &questions::DaemonQuestion {
-                text: &text,
-                options: &[DO_IT_MYSELF.to_string(), NOT_NEEDED.to_string()],
-                default: Some(NOT_NEEDED),
-                why: "it is never done without Anton; the guard stopped it before it ran",
-                reversible: false,
-                expensive: true,
-                validated: "never done autonomously: only Anton decides",
-            },
-            now,
-        )
-        .await?;
-    }
-    tx.commit().await?;
-    if !denied.is_empty() {
-        tracing::warn!(
-            line = line_id,
-            run = run_id,
-            denied = denied.len(),
-            "the agent was denied tool calls; Anton is asked"
-        );
-        sh.announce_questions(line_id, denied.len());
-    }
-    Ok(())
-}
-
-const DO_IT_MYSELF: &str = "I will do it myself";
-const NOT_NEEDED: &str = "not needed: go on without it";
-
-/// A denied call in words: the Bash command, or the tool and its file.
-fn denied_text(d: &serde_json::Value) -> String {
-    let tool = d["tool_name"].as_str().unwrap_or("a tool");
-    let input = &d["tool_input"];
-    let what = match (input["command"].as_str(), input["file_path"].as_str()) {
-        (Some(c), _) => format!("`{}`", exec::tail(c, 300)),
-        (None, Some(p)) => format!("{tool} on {p}"),
-        _ => format!("{tool} {}", exec::tail(&input.to_string(), 300)),
-    };
-    format!(
-        "The agent was stopped before it ran {what}: that is never done without you. Should it be done?"
-    )
 }
 
 /// A decision the daemon took for the line, appended to its journal (so it shows with the
@@ -547,40 +395,6 @@ async fn step_not_started(sh: &Shared, line: &LineRow, step: &StepRow) -> Result
         step.attempts,
     )
     .await
-}
-
-/// Records what a run reports while it goes (pid, session start, rate-limit events).
-async fn record_signal(db: &store::Store, run_id: i64, line_id: &str, sig: claude::Signal) {
-    if let Err(e) = try_record_signal(db, run_id, line_id, sig).await {
-        tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
-    }
-}
-
-async fn try_record_signal(
-    db: &store::Store,
-    run_id: i64,
-    line_id: &str,
-    sig: claude::Signal,
-) -> Result<()> {
-    let c = &mut *db.conn().await?;
-    match sig {
-        claude::Signal::Started(pid) => runs::set_pid(c, run_id, pid).await,
-        claude::Signal::Init => runs::saw_init(c, run_id, line_id).await,
-        claude::Signal::RateLimit(info) => {
-            store::rate_limits::insert(
-                c,
-                Some(run_id),
-                store::rate_limits::NewRateLimit {
-                    status: &info.status,
-                    resets_at: info.resets_at,
-                    limit_type: info.rate_limit_type.as_deref(),
-                    utilization: info.utilization(),
-                    raw: &info.raw,
-                },
-            )
-            .await
-        }
-    }
 }
 
 #[cfg(test)]

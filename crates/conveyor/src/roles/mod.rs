@@ -25,26 +25,18 @@ use crate::judge::JudgeHooks;
 pub const GUARDED_TOOLS: &str = "Write|Edit|MultiEdit|NotebookEdit";
 
 /// A role run's hook command lines: the Stop hook checks the verdict file, the guard lets
-/// only the verdict be written. Without a `conveyord` to run them the Stop hook only says so
-/// and the daemon's own check after the run decides.
+/// only the verdict be written.
 pub fn hook_commands(bin: Option<&Path>, verdict: &Path, state: &Path, rounds: u32) -> JudgeHooks {
     let q = |p: &Path| quote(&p.to_string_lossy());
-    match bin {
-        Some(b) => JudgeHooks {
-            stop: format!(
-                "{} hook role-verdict --file {} --state {} --rounds {rounds}",
-                q(b),
-                q(verdict),
-                q(state)
-            ),
-            guard: Some(format!("{} hook only-write {}", q(b), q(verdict))),
-        },
-        None => JudgeHooks {
-            stop: "cat >/dev/null; echo 'conveyor: no conveyord binary to check the verdict' >&2"
-                .into(),
-            guard: None,
-        },
-    }
+    crate::judge::verdict_hooks(
+        bin,
+        &format!(
+            "role-verdict --file {} --state {} --rounds {rounds}",
+            q(verdict),
+            q(state)
+        ),
+        verdict,
+    )
 }
 
 /// `conveyord hook role-verdict`: the Stop hook's answer (`None`: let the run end).
@@ -119,7 +111,6 @@ pub struct Seen<'a> {
     pub n: i64,
     pub kind: StepKind,
     pub state: StepState,
-    pub agent: Option<&'a str>,
     /// The role name it was queued as (its title), for telling extras apart.
     pub title: &'a str,
     pub verdict: Option<RoleCall>,
@@ -243,19 +234,18 @@ mod tests {
     /// makes every role run again; a pass before it counts for nothing.
     #[test]
     fn a_round_counts_from_the_last_author_step() {
+        fn seen(n: i64, kind: StepKind, title: &str, verdict: Option<RoleCall>) -> Seen<'_> {
+            Seen {
+                n,
+                kind,
+                state: StepState::Done,
+                title,
+                verdict,
+            }
+        }
         let roles = chain(Level::Medium, &Roles::default());
-        let t = title(&roles[0]);
-        let r = title(&roles[1]);
-        let seen = |n, kind, title: &'static str, verdict| Seen {
-            n,
-            kind,
-            state: StepState::Done,
-            agent: None,
-            title,
-            verdict,
-        };
-        let t: &'static str = Box::leak(t.into_boxed_str());
-        let r: &'static str = Box::leak(r.into_boxed_str());
+        let (t, r) = (title(&roles[0]), title(&roles[1]));
+        let (t, r) = (t.as_str(), r.as_str());
         let mut steps = vec![seen(1, StepKind::Planner, "plan", None)];
         assert_eq!(missing(&steps, &roles).len(), 2);
         steps.push(seen(2, StepKind::Executor, "do", None));

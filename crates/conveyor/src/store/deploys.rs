@@ -75,18 +75,29 @@ pub async fn start(
     Ok(done.last_insert_rowid())
 }
 
-/// Keeps what the deploy printed so far and its health tries.
+/// Keeps what the deploy (and its rollback) printed.
 ///
 /// # Errors
 /// Database errors.
-pub async fn record(
+pub async fn set_output(c: &mut SqliteConnection, id: i64, output_tail: &str) -> Result<()> {
+    sqlx::query("UPDATE deploys SET output_tail = ? WHERE id = ?")
+        .bind(output_tail)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Keeps the health check's tries so far.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_health(
     c: &mut SqliteConnection,
     id: i64,
-    output_tail: &str,
     health: &[api::HealthCheck],
 ) -> Result<()> {
-    sqlx::query("UPDATE deploys SET output_tail = ?, health = ? WHERE id = ?")
-        .bind(output_tail)
+    sqlx::query("UPDATE deploys SET health = ? WHERE id = ?")
         .bind(serde_json::to_string(health).unwrap_or_else(|_| "[]".into()))
         .bind(id)
         .execute(&mut *c)

@@ -195,14 +195,6 @@ async fn deploys_never_overlap_and_one_cut_by_kill_9_is_settled_by_its_health_ch
         })
         .collect();
     let second_start = times.iter().filter(|t| t.0 == "start").nth(1).unwrap().2;
-    assert!(
-        times
-            .iter()
-            .filter(|t| t.0 == "end" || t.0 == "start")
-            .filter(|t| t.2 < second_start)
-            .all(|t| t.1 != done[1].line.deploys[0].commit),
-        "{text}"
-    );
     let ends_before_second: Vec<_> = times
         .iter()
         .filter(|t| t.0 == "end" && t.2 > second_start && t.1 == done[0].line.deploys[0].commit)
