@@ -26,6 +26,9 @@ npx svelte-check --workspace ui --threshold error --output machine | tail -n 3
 echo "== front end unit tests" >&2
 npx vitest run --root ui
 
+echo "== test doubles: the mock Telegram and PlanFix servers hold to their contracts" >&2
+node --test tests/fixtures/*.test.mjs
+
 echo "== end to end: the app under Xvfb" >&2
 xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.e2e.mjs
 

@@ -3,13 +3,13 @@
 
 export type Health = { status: string, version: string, };
 
-export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "pending_judgement" | "waiting_answer" | "role_rework" | "no_ui_scenarios" | "no_test_evidence" | "rolled_back" | "deploy_red" | "external_down" | "hook_blocked" | "internal";
+export type ReasonCode = "cancelled" | "step_failed" | "agent_fatal" | "session_in_use" | "no_conversation" | "session_unusable" | "budget_cap" | "budget" | "usage_limit" | "budget_miss" | "preflight" | "gate_red" | "gate_failed" | "project_config" | "dirty_checkout" | "worktree" | "recovery" | "pending_judgement" | "waiting_answer" | "role_rework" | "no_ui_scenarios" | "no_test_evidence" | "rolled_back" | "deploy_red" | "external_down" | "hook_blocked" | "vault_closed" | "internal";
 
 export type PreflightLevel = "ok" | "warning" | "blocking";
 
 export type PreflightScope = "daemon" | "project";
 
-export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "judge_hooks" | "git" | "git_identity" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command" | "tests_paths";
+export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "judge_hooks" | "git" | "git_identity" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command" | "tests_paths" | "catcher" | "planfix" | "vault";
 
 export type PreflightItem = { code: PreflightCode, level: PreflightLevel, scope: PreflightScope, 
 /**
@@ -37,7 +37,7 @@ checked_at: string, items: Array<PreflightItem>, };
 
 export type ApiErrorBody = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "level_lower" | "internal";
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "level_lower" | "catcher_off" | "bad_planfix_task" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 
@@ -89,6 +89,10 @@ denials: Array<Denial>,
  */
 deploys: Array<Deploy>, 
 /**
+ * The PlanFix task the line reports to when done (its number), if any.
+ */
+planfix_task: string | null, 
+/**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
 cost_usd: number, created_at: string, updated_at: string, };
@@ -126,6 +130,10 @@ denials: Array<Denial>,
  */
 deploys: Array<Deploy>, 
 /**
+ * The PlanFix task the line reports to when done (its number), if any.
+ */
+planfix_task: string | null, 
+/**
  * Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
  */
 cost_usd: number, created_at: string, updated_at: string, };
@@ -140,7 +148,11 @@ project_id: string, title: string, task: string,
 /**
  * Higher runs first; 0 when absent.
  */
-priority?: number, };
+priority?: number, 
+/**
+ * The PlanFix task (its number) to post the line's report to when it is done.
+ */
+planfix_task?: string, };
 
 export type LinePatch = { 
 /**
@@ -416,7 +428,47 @@ path: string, change: FileChange,
  */
 patch: string, binary: boolean, };
 
-export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget" | "preflight" | "deploy";
+export type Channel = "telegram" | "planfix";
+
+export type OutboxKind = "question" | "ready" | "rolled_back" | "gate_failed" | "vault_closed" | "digest" | "edit" | "report" | "test";
+
+export type OutboxState = "pending" | "sent" | "failed";
+
+export type OutboxItem = { id: bigint, channel: Channel, kind: OutboxKind, state: OutboxState, 
+/**
+ * Delivery attempts so far.
+ */
+attempts: number, 
+/**
+ * When the next attempt is due, while pending.
+ */
+next_at: string | null, last_error: string | null, 
+/**
+ * The line it is about, if any.
+ */
+line_id: string | null, 
+/**
+ * Written at night: held for the digest sent when the night ends.
+ */
+held: boolean, 
+/**
+ * The first lines of what it says.
+ */
+preview: string, created_at: string, sent_at: string | null, };
+
+export type Outbox = { catcher: ChannelStatus, planfix: ChannelStatus, 
+/**
+ * Pending, then the newest sent and failed ones (at most 200 in all).
+ */
+items: Array<OutboxItem>, pending: number, sent: number, failed: number, };
+
+export type ChannelStatus = { configured: boolean, 
+/**
+ * The chat id, or PlanFix's base URL.
+ */
+target: string | null, };
+
+export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget" | "preflight" | "deploy" | "outbox";
 
 export type EventState = LineState | StepState | QuestionStatus;
 

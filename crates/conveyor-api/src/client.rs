@@ -337,6 +337,23 @@ impl Client {
         self.get("/api/preflight").await
     }
 
+    /// `GET /api/outbox`: whether the Catcher and PlanFix are configured, and their messages.
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn outbox(&self) -> Result<Outbox, ClientError> {
+        self.get("/api/outbox").await
+    }
+
+    /// `POST /api/outbox/test`: a test message to the Catcher, sent even at night (409
+    /// `catcher_off` without one).
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn outbox_test(&self) -> Result<OutboxItem, ClientError> {
+        self.post("/api/outbox/test", &serde_json::json!({})).await
+    }
+
     /// `POST /api/questions/{id}/answer`.
     ///
     /// # Errors

@@ -144,6 +144,14 @@ pub async fn start(cfg: Config) -> Result<ServerHandle> {
         tasks.spawn(async move { scheduler::run(sched).await });
         let pre = shared.clone();
         tasks.spawn(async move { scheduler::preflight(pre).await });
+        // Telling Anton: the Catcher's queue and its presses, PlanFix's queue (each returns
+        // at once when its channel is not configured).
+        let tg = shared.clone();
+        tasks.spawn(async move { crate::notify::send::telegram(tg).await });
+        let updates = shared.clone();
+        tasks.spawn(async move { crate::notify::poll::run(updates).await });
+        let pf = shared.clone();
+        tasks.spawn(async move { crate::notify::planfix::run(pf).await });
     } else {
         tracing::info!("run_lines = false: serving the API only");
     }

@@ -24,6 +24,7 @@ pub(crate) mod hook;
 pub(crate) mod journal;
 pub mod judge;
 pub mod line;
+pub(crate) mod notify;
 pub(crate) mod plan;
 pub mod preflight;
 pub(crate) mod prompt;
@@ -32,6 +33,7 @@ pub mod roles;
 mod scheduler;
 mod state;
 pub(crate) mod store;
+mod vault;
 
 pub use config::Config;
 pub use daemon::{ServerHandle, start};

@@ -135,6 +135,14 @@ pub async fn run(sh: &Context<'_>) -> Result<Report> {
     ));
     items.push(data_dir(&cfg.data_dir));
     items.push(disk_space(&cfg.data_dir, free_bytes(&cfg.data_dir)));
+    items.push(catcher(cfg, &config_file).await);
+    items.push(planfix(cfg, &config_file));
+    if let Some(v) = &cfg.vault
+        && let Some(check) = &v.check
+    {
+        let out = exec::run(&Spec::shell(check, &cfg.data_dir), AGENT_TIMEOUT, sh.cancel).await;
+        items.push(vault(check, &out));
+    }
     let projects = store::projects::all(&mut *sh.store.conn().await?).await?;
     for p in &projects {
         items.extend(project(sh, p).await);
@@ -143,6 +151,82 @@ pub async fn run(sh: &Context<'_>) -> Result<Report> {
         checked_at_ms: now_ms(),
         items,
     })
+}
+
+/// The Catcher: configured, its token readable, its bot answering `getMe`.
+async fn catcher(cfg: &Config, config_file: &str) -> PreflightItem {
+    let Some(c) = &cfg.catcher else {
+        return item(
+            Code::Catcher,
+            Level::Warning,
+            "the Catcher is not configured: nothing reaches Anton outside the app".into(),
+            Some(format!(
+                "add [catcher] bot_token_file and chat_id to {config_file}"
+            )),
+        );
+    };
+    let me = match crate::config::read_secret(&c.bot_token_file, "catcher.bot_token_file") {
+        Ok(token) => crate::notify::telegram::Bot::new(&c.api_base, &token)
+            .get_me()
+            .await
+            .map_err(|e| e.to_string()),
+        Err(e) => Err(e),
+    };
+    catcher_item(c.chat_id, &me)
+}
+
+/// The Catcher's item from what `getMe` said.
+pub fn catcher_item(chat_id: i64, me: &std::result::Result<String, String>) -> PreflightItem {
+    match me {
+        Ok(name) => ok(
+            Code::Catcher,
+            format!("the Catcher sends as @{name} to chat {chat_id}"),
+        ),
+        Err(e) => item(
+            Code::Catcher,
+            Level::Warning,
+            format!("the Catcher cannot reach its bot: {e}; messages wait in the outbox"),
+            Some("check catcher.bot_token_file (one line, mode 0600) and catcher.api_base".into()),
+        ),
+    }
+}
+
+/// PlanFix: configured and its token readable (posting is the only call: nothing is written
+/// to check it).
+fn planfix(cfg: &Config, config_file: &str) -> PreflightItem {
+    let Some(p) = &cfg.planfix else {
+        return ok(
+            Code::Planfix,
+            format!(
+                "PlanFix is not configured: lines that name a task get no report ([planfix] in {config_file})"
+            ),
+        );
+    };
+    match crate::config::read_secret(&p.token_file, "planfix.token_file") {
+        Ok(_) => ok(
+            Code::Planfix,
+            format!("PlanFix reports go to {}", p.base_url),
+        ),
+        Err(e) => item(
+            Code::Planfix,
+            Level::Warning,
+            format!("PlanFix reports cannot be sent: {e}; they wait in the outbox"),
+            Some("put the REST API token in planfix.token_file (one line, mode 0600)".into()),
+        ),
+    }
+}
+
+/// The vault's check: open, or closed (steps that need memory wait; nothing else).
+pub fn vault(check: &str, out: &Result<exec::Output>) -> PreflightItem {
+    match out {
+        Ok(o) if o.code == Some(0) => ok(Code::Vault, format!("the vault is open (`{check}`)")),
+        _ => item(
+            Code::Vault,
+            Level::Warning,
+            format!("the vault is closed (`{check}` failed): steps that need memory wait for it"),
+            Some("open the vault; the lines go on by themselves within a minute".into()),
+        ),
+    }
 }
 
 /// The agent CLI, run as a step runs it: the agent's user, environment and `PATH`.

@@ -96,6 +96,8 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
         return Ok(chosen);
     }
     let now = now_ms();
+    // Lines the closed vault holds go back to work once it opens.
+    crate::vault::recheck(sh).await?;
     let candidates = store::lines::in_states(&mut *sh.store.conn().await?, &ACTIVE).await?;
     if candidates.is_empty() {
         return Ok(chosen);
@@ -190,6 +192,16 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     .policy
                     .admit(&mut snap, kind, &l.project_id, step.as_deref())
                 {
+                    // A step that needs memory starts only while the vault is open (checked
+                    // now, just before it would start).
+                    Decision::Start { .. }
+                        if crate::vault::needs_memory(kind)
+                            && crate::vault::check(sh).await? == Some(false) =>
+                    {
+                        taken.insert(l.project_id.clone());
+                        crate::vault::block(sh, &l.id).await?;
+                        continue;
+                    }
                     Decision::Start { estimate_usd } => estimate_usd,
                     Decision::Wait { until_ms, reason } => {
                         taken.insert(l.project_id.clone());

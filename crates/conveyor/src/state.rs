@@ -34,6 +34,8 @@ pub struct Shared {
     pub(crate) token: String,
     /// Wakes the scheduler (a line was added, a slot freed, …).
     pub(crate) wake: Notify,
+    /// Wakes the outbox's senders (a message was written).
+    pub(crate) outbox_wake: Notify,
     pub(crate) shutdown: CancellationToken,
     /// Lines being advanced now, by id.
     // std Mutex: never held across an await.
@@ -47,6 +49,9 @@ pub struct Shared {
     /// command red on main too is someone else's, and main's result does not change.
     // std Mutex: never held across an await.
     pub(crate) red_on_main: Mutex<HashMap<(String, String), bool>>,
+    /// When the vault's check last ran (unix ms).
+    // std Mutex: never held across an await.
+    pub(crate) vault_checked: Mutex<Option<i64>>,
     /// The user the agent runs as, when the root mode says so.
     pub(crate) agent_user: Option<crate::exec::AgentUser>,
     pub(crate) root_mode: RootMode,
@@ -90,10 +95,12 @@ impl Shared {
             locks: Locks::default(),
             token,
             wake: Notify::new(),
+            outbox_wake: Notify::new(),
             shutdown: CancellationToken::new(),
             advancing: Mutex::new(HashMap::new()),
             green_at: Mutex::new(HashMap::new()),
             red_on_main: Mutex::new(HashMap::new()),
+            vault_checked: Mutex::new(None),
             agent_user,
             root_mode,
             cfg,
@@ -305,6 +312,7 @@ impl Shared {
         park_until: Option<i64>,
     ) -> Result<()> {
         let t = line_state_in(
+            self,
             &mut *self.store.conn().await?,
             line_id,
             state,
@@ -322,6 +330,9 @@ impl Shared {
         let Some(t) = t.0 else {
             return;
         };
+        if t.told {
+            self.told();
+        }
         tracing::info!(
             line = t.line_id,
             state = t.state.as_str(),
@@ -335,6 +346,19 @@ impl Shared {
                 line_id: Some(t.line_id),
                 state: Some(t.state.into()),
                 detail: t.reason,
+                ..EventBody::default()
+            },
+        );
+    }
+
+    /// Something was written to the outbox: wake its senders and tell the subscribers.
+    pub(crate) fn told(&self) {
+        self.outbox_wake.notify_waiters();
+        self.outbox_wake.notify_one();
+        self.events.emit(
+            EventKind::Outbox,
+            EventBody {
+                detail: Some("written".into()),
                 ..EventBody::default()
             },
         );
@@ -408,20 +432,25 @@ struct Changed {
     state: LineState,
     code: Option<ReasonCode>,
     reason: Option<String>,
+    /// A message to Anton was written with it.
+    told: bool,
 }
 
-/// Changes a line's state on `c` (the caller's transaction, or a connection of its own); a
-/// cancelled line stays cancelled.
+/// Changes a line's state on `c` (the caller's transaction, or a connection of its own), and
+/// writes what Anton is told of it (ready, rolled back, cannot pass the gate) on the same
+/// connection; a cancelled line stays cancelled.
 ///
 /// # Errors
 /// Database errors.
 pub(crate) async fn line_state_in(
+    sh: &Shared,
     c: &mut sqlx::SqliteConnection,
     line_id: &str,
     state: LineState,
     reason: Option<(ReasonCode, &str)>,
     park_until: Option<i64>,
 ) -> Result<Transition> {
+    let from = store::lines::state_of(c, line_id).await?;
     if !store::lines::set_state(c, line_id, state, reason, park_until).await? {
         tracing::debug!(
             line = line_id,
@@ -430,11 +459,27 @@ pub(crate) async fn line_state_in(
         );
         return Ok(Transition(None));
     }
+    let told = match from {
+        Some(from) => {
+            crate::notify::on_line_state(
+                c,
+                &sh.cfg,
+                line_id,
+                from,
+                state,
+                reason,
+                sh.clock.now_ms(),
+            )
+            .await?
+        }
+        None => false,
+    };
     let (code, text) = reason.unzip();
     Ok(Transition(Some(Changed {
         line_id: line_id.into(),
         state,
         code,
         reason: text.map(str::to_string),
+        told,
     })))
 }

@@ -21,6 +21,8 @@ named! {
         Preflight = "preflight",
         /// A deploy started or ended (the line's `deploys` for the details).
         Deploy = "deploy",
+        /// An outbox message was queued, sent or failed (`GET /api/outbox` for the items).
+        Outbox = "outbox",
     }
 }
 
@@ -61,7 +63,8 @@ impl EventState {
             | EventKind::Journal
             | EventKind::Budget
             | EventKind::Preflight
-            | EventKind::Deploy => None,
+            | EventKind::Deploy
+            | EventKind::Outbox => None,
         }
     }
 }

@@ -59,6 +59,7 @@ mod budget;
 mod deploy;
 mod events;
 mod input;
+mod outbox;
 mod preflight;
 mod review;
 
@@ -66,6 +67,7 @@ pub use budget::*;
 pub use deploy::*;
 pub use events::*;
 pub use input::{TEXT_PATTERN, has_text, integral_i32, integral_i32_opt, integral_i64_opt};
+pub use outbox::*;
 pub use preflight::*;
 pub use review::*;
 
@@ -114,6 +116,10 @@ named! {
         /// 409: a line's level only goes up (light → medium → full); the asked level is lower
         /// than the one it has.
         LevelLower = "level_lower",
+        /// 409: the Catcher is not configured (`[catcher]` in the daemon's config).
+        CatcherOff = "catcher_off",
+        /// 422: `planfix_task` is not a PlanFix task number.
+        BadPlanfixTask = "bad_planfix_task",
         /// 500: the daemon failed; the details are in its log, never in the answer.
         Internal = "internal",
     }
@@ -275,6 +281,8 @@ wire! {
         pub denials: Vec<Denial>,
         /// The line's deploys after its merges, oldest first.
         pub deploys: Vec<Deploy>,
+        /// The PlanFix task the line reports to when done (its number), if any.
+        pub planfix_task: Option<String>,
         /// Sum of the steps' costs (USD as the CLI reports it: a proxy, not a bill).
         pub cost_usd: f64,
         pub created_at: String,
@@ -321,6 +329,11 @@ wire! {
         #[ts(optional)]
         #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
         pub priority: Option<i32>,
+        /// The PlanFix task (its number) to post the line's report to when it is done.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        #[ts(optional)]
+        #[cfg_attr(feature = "openapi", schema(pattern = r"^#?[0-9]{1,18}$"))]
+        pub planfix_task: Option<String>,
     }
 }
 
@@ -596,6 +609,12 @@ pub(crate) fn typescript() -> String {
         LineDiff::decl(),
         FileChange::decl(),
         FileDiff::decl(),
+        Channel::decl(),
+        OutboxKind::decl(),
+        OutboxState::decl(),
+        OutboxItem::decl(),
+        Outbox::decl(),
+        ChannelStatus::decl(),
         EventKind::decl(),
         EventState::decl(),
         Event::decl(),
@@ -632,6 +651,8 @@ mod tests {
             (ErrorCode::NotAnOption, "not_an_option"),
             (ErrorCode::AnswerStarted, "answer_started"),
             (ErrorCode::LevelLower, "level_lower"),
+            (ErrorCode::CatcherOff, "catcher_off"),
+            (ErrorCode::BadPlanfixTask, "bad_planfix_task"),
             (ErrorCode::Internal, "internal"),
         ];
         assert_eq!(sent.len(), ErrorCode::ALL.len());

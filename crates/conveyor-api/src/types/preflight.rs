@@ -67,6 +67,9 @@ named! {
         ExternalDown = "external_down",
         /// A hook of the project's (`[hooks]` in `.conveyor.toml`) blocked, with its output.
         HookBlocked = "hook_blocked",
+        /// Anton's vault is closed (its `check` failed): the line waits, checked again every
+        /// minute, and goes on by itself when it opens.
+        VaultClosed = "vault_closed",
         /// The daemon failed on this line (its log has the details).
         Internal = "internal",
     }
@@ -126,6 +129,12 @@ named! {
         /// Whether the project says where its tests live (`tests_paths`): without it the
         /// before-deploy check (a test changed, or an `uncovered` entry) is off.
         TestsPaths = "tests_paths",
+        /// The Catcher (Telegram) is configured and its bot answers `getMe`.
+        Catcher = "catcher",
+        /// PlanFix is configured and its token file is readable.
+        Planfix = "planfix",
+        /// Anton's vault is open (its `check` passes); closed, steps that need memory wait.
+        Vault = "vault",
     }
 }
 

@@ -257,7 +257,7 @@ async fn list(
 #[utoipa::path(post, operation_id = "create_line", path = "/api/lines", request_body = NewLine,
     responses((status = 201, body = Line),
         (status = 400, description = "`bad_request`: a malformed body, or a blank `title` or `task`", body = ApiErrorBody),
-        (status = 422, description = "`unknown_project`: no project has that id", body = ApiErrorBody)))]
+        (status = 422, description = "`unknown_project`: no project has that id; `bad_planfix_task`: `planfix_task` is not a task number", body = ApiErrorBody)))]
 async fn create(
     State(st): State<AppState>,
     body: Result<Json<NewLine>, JsonRejection>,
@@ -268,6 +268,19 @@ async fn create(
             return Err(ApiError::bad_request(format!("{field} is blank")));
         }
     }
+    let planfix_task = match n.planfix_task.as_deref().map(planfix_task) {
+        None => None,
+        Some(Some(t)) => Some(t),
+        Some(None) => {
+            return Err(ApiError::unprocessable(
+                ErrorCode::BadPlanfixTask,
+                format!(
+                    "planfix_task {:?} is not a PlanFix task number (e.g. \"1234\" or \"#1234\")",
+                    n.planfix_task.as_deref().unwrap_or("")
+                ),
+            ));
+        }
+    };
     if store::projects::get(&mut *st.store.conn().await?, &n.project_id)
         .await?
         .is_none()
@@ -278,13 +291,14 @@ async fn create(
         ));
     }
     // The session id is assigned now, before the first step.
-    let row = LineRow::new(
+    let mut row = LineRow::new(
         n.project_id,
         n.title,
         n.task,
         n.priority.unwrap_or(0),
         now_ms(),
     );
+    row.planfix_task = planfix_task;
     store::lines::insert(&mut *st.store.conn().await?, &row).await?;
     st.events.emit(
         EventKind::Line,
@@ -298,6 +312,14 @@ async fn create(
     );
     st.wake.notify_one();
     Ok((StatusCode::CREATED, Json(row.to_api(Vec::new()))))
+}
+
+/// A PlanFix task number as given (`1234`, `#1234`, spaces around): its digits; `None` when it
+/// is not one. The daemon writes only to this task, so nothing but a number is taken.
+fn planfix_task(s: &str) -> Option<String> {
+    let t = s.trim();
+    let t = t.strip_prefix('#').unwrap_or(t);
+    (!t.is_empty() && t.len() <= 18 && t.bytes().all(|b| b.is_ascii_digit())).then(|| t.into())
 }
 
 /// One line with its steps, its journal (the newest 500 entries), every fork and question of
@@ -430,40 +452,21 @@ async fn accept(
     State(st): State<AppState>,
     Path(LineId { id }): Path<LineId>,
 ) -> Result<Json<Line>, ApiError> {
-    let l = line_or_404(&st, &id).await?;
-    if l.state != LineState::AwaitingAcceptance {
-        return Err(ApiError::conflict(
-            ErrorCode::InvalidState,
-            format!("the line is {}, not awaiting_acceptance", l.state.as_str()),
-        ));
-    }
-    let project = store::projects::get(&mut *st.store.conn().await?, &l.project_id)
-        .await?
-        .ok_or_else(|| ApiError::not_found("the line's project is gone"))?;
-    let repo = PathBuf::from(&project.repo_path);
-    if git::branch_exists(&repo, &l.branch).await {
-        let ahead = git::commits_not_in(&repo, &l.branch, &project.main_branch).await?;
-        if ahead > 0 {
+    use crate::line::AcceptRefused as R;
+    match crate::line::accept(&st, &id).await? {
+        Ok(()) => {}
+        Err(R::NoLine) => return Err(ApiError::not_found(format!("no line {id}"))),
+        Err(r @ R::NoProject) => return Err(ApiError::not_found(r.to_string())),
+        Err(r @ R::NotAwaiting(_)) => {
+            return Err(ApiError::conflict(ErrorCode::InvalidState, r.to_string()));
+        }
+        Err(r @ R::Unmerged { .. }) => {
             return Err(ApiError::conflict(
                 ErrorCode::UnmergedCommits,
-                format!(
-                    "{} holds {ahead} commit(s) that {} does not: refusing to delete unmerged work",
-                    l.branch, project.main_branch
-                ),
+                r.to_string(),
             ));
         }
     }
-    git::remove_worktree(
-        &st.locks,
-        &repo,
-        &st.worktree_path(&id),
-        &l.branch,
-        &st.shutdown,
-    )
-    .await?;
-    store::lines::clear_worktree(&mut *st.store.conn().await?, &id).await?;
-    st.set_line_state(&id, LineState::Accepted, None, None)
-        .await?;
     answer_line(&st, &id).await
 }
 

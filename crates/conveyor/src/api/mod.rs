@@ -6,6 +6,7 @@ mod error;
 mod events;
 mod lines;
 mod openapi;
+mod outbox;
 mod preflight;
 mod projects;
 mod review;
@@ -58,6 +59,7 @@ pub fn app(shared: Arc<Shared>) -> Router {
         .merge(budget::router())
         .merge(events::router())
         .merge(preflight::router())
+        .merge(outbox::router())
         .route_layer(middleware::from_fn_with_state(state.clone(), auth));
     Router::new()
         .route("/api/health", get(health))

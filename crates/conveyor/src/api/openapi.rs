@@ -48,6 +48,8 @@ const BEARER: &str = "bearer";
         super::review::decisions,
         super::budget::budget,
         super::preflight::preflight,
+        super::outbox::list,
+        super::outbox::test,
         super::events::events,
     ),
     components(schemas(conveyor_api::ApiErrorBody, conveyor_api::ErrorCode)),

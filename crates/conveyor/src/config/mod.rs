@@ -13,9 +13,11 @@ use crate::Error;
 pub use token::token_in;
 
 mod checklist;
+mod notify;
 mod token;
 
 pub use checklist::{Check, Checklist, Hooks as ProjectHooks, Roles};
+pub use notify::{CatcherConfig, Lang, PlanfixConfig, VaultConfig, read_secret};
 
 /// How the agent gets past the CLI's refusal to bypass permissions as root.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -192,6 +194,11 @@ pub enum Invalid {
     NoToken,
     #[error("{0}")]
     Night(String),
+    #[error("{field} {rule}")]
+    Field {
+        field: &'static str,
+        rule: &'static str,
+    },
 }
 
 /// `conveyor.toml`.
@@ -225,9 +232,17 @@ pub struct Config {
     #[serde(default)]
     pub timezone: Option<String>,
     /// Anton's vault: a folder of notes that counts as every project's memory too (the judge
-    /// reads it, and a question from a step that read no memory is sent back).
+    /// reads it, and a question from a step that read no memory is sent back). `vault =
+    /// "/srv/brain"`, or `[vault] path, check` where `check` says whether it is open: closed,
+    /// steps that need memory wait.
     #[serde(default)]
-    pub vault: Option<PathBuf>,
+    pub vault: Option<VaultConfig>,
+    /// The Catcher (Anton's Telegram chat with a bot); nothing is sent when absent.
+    #[serde(default)]
+    pub catcher: Option<CatcherConfig>,
+    /// PlanFix, for the report of a line that names a task; none is written when absent.
+    #[serde(default)]
+    pub planfix: Option<PlanfixConfig>,
     /// The `conveyord` binary whose `hook verdict` checks a judge's verdict in its Stop hook;
     /// by default the running one, or one beside it or on `PATH`.
     #[serde(default)]
@@ -415,6 +430,16 @@ impl Config {
         {
             cfg.token_file = Some(base.join(t));
         }
+        if let Some(c) = &mut cfg.catcher
+            && c.bot_token_file.is_relative()
+        {
+            c.bot_token_file = base.join(&c.bot_token_file);
+        }
+        if let Some(p) = &mut cfg.planfix
+            && p.token_file.is_relative()
+        {
+            p.token_file = base.join(&p.token_file);
+        }
         cfg.validate().map_err(|e| Error::Config {
             path: path.to_path_buf(),
             message: e.to_string(),
@@ -441,6 +466,11 @@ impl Config {
             return Err(Invalid::NoSlots);
         }
         self.budget.validate()?;
+        notify::validate(
+            self.catcher.as_ref(),
+            self.planfix.as_ref(),
+            self.vault.as_ref(),
+        )?;
         if self.token.is_none() && self.token_file.is_none() {
             return Err(Invalid::NoToken);
         }

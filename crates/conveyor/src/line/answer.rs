@@ -105,10 +105,20 @@ pub(crate) async fn answer(
     all.extend(questions::answered_with(&mut tx, &q.id).await?);
     let mut moved = Vec::new();
     let mut lines_done = std::collections::BTreeSet::new();
+    let mut told = false;
     for (i, one) in all.iter().enumerate() {
         if i > 0 {
             questions::answer(&mut tx, &one.id, text, now).await?;
         }
+        // A Catcher message that asked it shows the answer, wherever it was given.
+        told |= crate::notify::resolve(
+            &mut tx,
+            &sh.cfg,
+            crate::store::outbox::About::Question(&one.id),
+            &crate::notify::words(&sh.cfg).answered(text),
+            now,
+        )
+        .await?;
         if !lines_done.insert(one.line_id.clone()) {
             continue;
         }
@@ -147,10 +157,13 @@ pub(crate) async fn answer(
             _ => None,
         };
         if let Some(next) = next {
-            moved.push(crate::state::line_state_in(&mut tx, &l.id, next, None, None).await?);
+            moved.push(crate::state::line_state_in(sh, &mut tx, &l.id, next, None, None).await?);
         }
     }
     tx.commit().await?;
+    if told {
+        sh.told();
+    }
     for t in moved {
         sh.announce(t);
     }
@@ -225,6 +238,7 @@ pub(crate) async fn needs_anton(
     let now = sh.clock.now_ms();
     let mut tx = sh.store.begin().await?;
     let t = crate::state::line_state_in(
+        sh,
         &mut tx,
         line_id,
         LineState::NeedsHuman,
@@ -243,6 +257,7 @@ pub(crate) async fn needs_anton(
                 why: "only Anton can move a stopped line on",
                 reversible: true,
                 expensive: false,
+                urgent: false,
                 validated: "the line stopped: only Anton can move it on",
             },
             now,
@@ -266,14 +281,18 @@ pub(crate) const AGAIN: &str = "try again";
 /// # Errors
 /// Database errors.
 pub(super) async fn ask_about_denials(
+    sh: &Shared,
     tx: &mut sqlx::SqliteConnection,
     line_id: &str,
     denied: &[serde_json::Value],
     now: i64,
-) -> Result<()> {
+) -> Result<bool> {
+    // Irreversible and expensive: by day each goes to the Catcher at once.
+    let urgent = crate::judge::rules::by_day(sh.cfg.night().as_ref(), now);
+    let mut told = false;
     for d in denied {
         let text = denied_text(d);
-        questions::ask_as_daemon(
+        let id = questions::ask_as_daemon(
             tx,
             line_id,
             &questions::DaemonQuestion {
@@ -284,12 +303,16 @@ pub(super) async fn ask_about_denials(
                 reversible: false,
                 expensive: true,
                 validated: "never done autonomously: only Anton decides",
+                urgent,
             },
             now,
         )
         .await?;
+        if urgent && let Some(id) = id {
+            told |= crate::notify::on_urgent_question(tx, &sh.cfg, &id, now).await?;
+        }
     }
-    Ok(())
+    Ok(told)
 }
 
 const DO_IT_MYSELF: &str = "I will do it myself";

@@ -23,13 +23,13 @@ use super::hooks::{self, Boundary};
 /// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
 #[derive(Debug, thiserror::Error)]
 #[error("{source} (on {branch})")]
-pub(super) struct BadChecklist {
+pub(crate) struct BadChecklist {
     source: crate::Error,
     branch: String,
 }
 
 /// The project's checklist from fresh main, with main's commit, the repository and main's name.
-pub(super) async fn checklist(
+pub(crate) async fn checklist(
     sh: &Shared,
     line: &LineRow,
 ) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {

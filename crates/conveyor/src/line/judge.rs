@@ -77,9 +77,9 @@ async fn memory(sh: &Shared, line: &LineRow, worktree: &Path) -> Result<Memory> 
         }
     }
     if let Some(v) = &sh.cfg.vault {
-        paths.push(v.clone());
+        paths.push(v.path.clone());
         texts.push((
-            v.display().to_string(),
+            v.path.display().to_string(),
             "(Anton's vault: read what bears on the entries)".into(),
         ));
     }
@@ -488,6 +488,7 @@ async fn apply(
     let mut tx = sh.store.begin().await?;
     let mut rework = Vec::new();
     let mut validated = 0;
+    let mut told = false;
     for e in &v.entries {
         let Some(q) = entries.iter().find(|q| q.id == e.id) else {
             continue;
@@ -548,6 +549,9 @@ async fn apply(
             },
         )
         .await?;
+        if urgent {
+            told |= crate::notify::on_urgent_question(&mut tx, &sh.cfg, &q.id, now).await?;
+        }
     }
     if !rework.is_empty() {
         add_rework(&mut tx, &line.id, &rework, DecisionSource::Judge).await?;
@@ -565,6 +569,9 @@ async fn apply(
     runs::set_outcome(&mut tx, run_id, RunOutcome::Ok).await?;
     store::steps::set_state(&mut tx, &step.id, StepState::Done, None).await?;
     tx.commit().await?;
+    if told {
+        sh.told();
+    }
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Done, None)
         .await?;
     sh.announce_questions(&line.id, validated);

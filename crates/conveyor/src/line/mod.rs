@@ -8,6 +8,7 @@
 //! worktree, regression again, compare-and-swap of main) → awaiting_acceptance. A red gate or
 //! merge adds a fixer step (`fixing`); three in a row and the line needs Anton.
 
+mod accept;
 pub(crate) mod answer;
 mod checks;
 mod deploy;
@@ -33,6 +34,8 @@ use crate::state::Shared;
 use crate::store::{self, LineRow, StepRow};
 use crate::{Result, journal};
 
+pub(crate) use accept::{AcceptRefused, accept};
+pub(crate) use gate::checklist;
 use gate::{gate, merge};
 use step::run_step;
 

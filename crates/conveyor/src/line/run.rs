@@ -112,8 +112,12 @@ pub(super) async fn record_run_end(
         .and_then(|r| r.permission_denials.as_ref())
         .and_then(|v| v.as_array().cloned())
         .unwrap_or_default();
-    super::answer::ask_about_denials(&mut tx, line_id, &denied, sh.clock.now_ms()).await?;
+    let told =
+        super::answer::ask_about_denials(sh, &mut tx, line_id, &denied, sh.clock.now_ms()).await?;
     tx.commit().await?;
+    if told {
+        sh.told();
+    }
     if !denied.is_empty() {
         tracing::warn!(
             line = line_id,

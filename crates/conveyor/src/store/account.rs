@@ -1,5 +1,5 @@
-//! `account`: facts about the account all lines share, by key — today `park_until`, set by a
-//! usage limit: no line's step starts before it.
+//! `account`: facts the daemon keeps by key — `park_until`, set by a usage limit (no line's
+//! step starts before it), the Telegram updates' offset, when the vault was found closed.
 
 use sqlx::SqliteConnection;
 
@@ -29,5 +29,44 @@ pub async fn set_park_until(c: &mut SqliteConnection, until: i64) -> Result<()> 
     .bind(until.to_string())
     .execute(&mut *c)
     .await?;
+    Ok(())
+}
+
+/// A stored fact by key (`telegram_offset`, `vault_closed_since`, …).
+///
+/// # Errors
+/// Database errors.
+pub async fn value(c: &mut SqliteConnection, key: &str) -> Result<Option<String>> {
+    Ok(
+        sqlx::query_scalar("SELECT value FROM account WHERE key = ?")
+            .bind(key)
+            .fetch_optional(&mut *c)
+            .await?,
+    )
+}
+
+/// Sets a fact; `None` removes it.
+///
+/// # Errors
+/// Database errors.
+pub async fn set_value(c: &mut SqliteConnection, key: &str, value: Option<&str>) -> Result<()> {
+    match value {
+        Some(v) => {
+            sqlx::query(
+                "INSERT INTO account (key, value) VALUES (?1, ?2)
+             ON CONFLICT(key) DO UPDATE SET value = ?2",
+            )
+            .bind(key)
+            .bind(v)
+            .execute(&mut *c)
+            .await?
+        }
+        None => {
+            sqlx::query("DELETE FROM account WHERE key = ?")
+                .bind(key)
+                .execute(&mut *c)
+                .await?
+        }
+    };
     Ok(())
 }

@@ -35,6 +35,10 @@ pub struct LineRow {
     pub reason_code: Option<ReasonCode>,
     pub park_until: Option<i64>,
     pub gate_failures: i64,
+    /// The PlanFix task the line reports to when done.
+    pub planfix_task: Option<String>,
+    /// The state a re-checked condition (the vault) blocked the line from.
+    pub blocked_from: Option<LineState>,
     pub created_at: i64,
     pub updated_at: i64,
 }
@@ -60,6 +64,8 @@ impl FromRow<'_, SqliteRow> for LineRow {
             reason_code: column_opt(r, "reason_code")?,
             park_until: r.try_get("park_until")?,
             gate_failures: r.try_get("gate_failures")?,
+            planfix_task: r.try_get("planfix_task")?,
+            blocked_from: column_opt(r, "blocked_from")?,
             created_at: r.try_get("created_at")?,
             updated_at: r.try_get("updated_at")?,
         })
@@ -90,6 +96,8 @@ impl LineRow {
             reason_code: None,
             park_until: None,
             gate_failures: 0,
+            planfix_task: None,
+            blocked_from: None,
             created_at: now,
             updated_at: now,
         }
@@ -116,6 +124,7 @@ impl LineRow {
             steps,
             denials: Vec::new(),
             deploys: Vec::new(),
+            planfix_task: self.planfix_task.clone(),
             cost_usd,
             created_at: rfc3339(self.created_at),
             updated_at: rfc3339(self.updated_at),
@@ -185,7 +194,7 @@ pub async fn state_of(c: &mut SqliteConnection, id: &str) -> Result<Option<LineS
 pub async fn insert(c: &mut SqliteConnection, l: &LineRow) -> Result<()> {
     sqlx::query(
         "INSERT INTO lines (id, project_id, title, task, priority, state, session_id, branch,
-            created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            planfix_task, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
     )
     .bind(&l.id)
     .bind(&l.project_id)
@@ -195,6 +204,7 @@ pub async fn insert(c: &mut SqliteConnection, l: &LineRow) -> Result<()> {
     .bind(l.state.name())
     .bind(&l.session_id)
     .bind(&l.branch)
+    .bind(&l.planfix_task)
     .bind(l.created_at)
     .bind(l.updated_at)
     .execute(&mut *c)
@@ -284,8 +294,9 @@ pub async fn projects_in_states(
     c: &mut SqliteConnection,
     states: &[LineState],
 ) -> Result<Vec<(String, String)>> {
+    // A line blocked by a condition re-checked every minute keeps its project too.
     let sql = format!(
-        "SELECT project_id, id FROM lines WHERE state IN ({})",
+        "SELECT project_id, id FROM lines WHERE state IN ({}) OR blocked_from IS NOT NULL",
         marks(states.len())
     );
     let mut q = sqlx::query_as::<_, (String, String)>(&sql);
@@ -293,6 +304,21 @@ pub async fn projects_in_states(
         q = q.bind(s.name());
     }
     Ok(q.fetch_all(&mut *c).await?)
+}
+
+/// The lines blocked by a condition re-checked every minute (`reason_code`), with the state
+/// each left.
+///
+/// # Errors
+/// Database errors.
+pub async fn blocked_by(c: &mut SqliteConnection, code: ReasonCode) -> Result<Vec<LineRow>> {
+    Ok(sqlx::query_as(
+        "SELECT * FROM lines WHERE state = 'blocked' AND reason_code = ? AND blocked_from IS NOT NULL
+         ORDER BY priority DESC, created_at, id",
+    )
+    .bind(code.name())
+    .fetch_all(&mut *c)
+    .await?)
 }
 
 /// Moves a line to `state`, unless it is cancelled: a cancel is final, whatever the line's
@@ -307,14 +333,20 @@ pub async fn set_state(
     reason: Option<(ReasonCode, &str)>,
     park_until: Option<i64>,
 ) -> Result<bool> {
+    // Blocked by the vault, the line remembers the state it left (kept across a second such
+    // block) and returns there when the vault opens; any other state forgets it.
+    let remembers = state == LineState::Blocked
+        && reason.is_some_and(|(code, _)| code == ReasonCode::VaultClosed);
     let done = sqlx::query(
-        "UPDATE lines SET state = ?, reason = ?, reason_code = ?, park_until = ?, updated_at = ?
+        "UPDATE lines SET state = ?, reason = ?, reason_code = ?, park_until = ?, updated_at = ?,
+            blocked_from = CASE WHEN ? THEN COALESCE(blocked_from, NULLIF(state, 'blocked')) END
          WHERE id = ? AND state != 'cancelled'",
     )
     .bind(state.name())
     .bind(reason.map(|(_, text)| text))
     .bind(reason.map(|(code, _)| code.name()))
     .bind(park_until)
+    .bind(remembers)
     .bind(now_ms())
     .bind(id)
     .execute(&mut *c)

@@ -19,6 +19,7 @@ pub mod deploys;
 pub mod journal;
 pub mod lines;
 mod names;
+pub mod outbox;
 pub mod projects;
 pub mod questions;
 pub mod rate_limits;

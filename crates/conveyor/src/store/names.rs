@@ -146,6 +146,30 @@ impl Stored for conveyor_api::DeployOutcome {
     }
 }
 
+impl Stored for conveyor_api::Channel {
+    const WHAT: &'static str = "outbox channel";
+    const ALL: &'static [Self] = conveyor_api::Channel::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Stored for conveyor_api::OutboxKind {
+    const WHAT: &'static str = "outbox kind";
+    const ALL: &'static [Self] = conveyor_api::OutboxKind::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Stored for conveyor_api::OutboxState {
+    const WHAT: &'static str = "outbox state";
+    const ALL: &'static [Self] = conveyor_api::OutboxState::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl Stored for RunOutcome {
     const WHAT: &'static str = "run outcome";
     const ALL: &'static [Self] = &RunOutcome::ALL;
@@ -180,6 +204,9 @@ mod tests {
         round_trips::<Level>();
         round_trips::<JournalKind>();
         round_trips::<QuestionStatus>();
+        round_trips::<conveyor_api::Channel>();
+        round_trips::<conveyor_api::OutboxKind>();
+        round_trips::<conveyor_api::OutboxState>();
         for v in RunOutcome::ALL {
             assert_eq!(RunOutcome::from_name(v.name()), Some(v));
         }

@@ -545,6 +545,8 @@ pub struct DaemonQuestion<'a> {
     pub expensive: bool,
     /// Why it is validated without a judge (the verdict's `why`).
     pub validated: &'a str,
+    /// Irreversible and expensive, by day: it goes to the Catcher.
+    pub urgent: bool,
 }
 
 /// Writes `q` into the line's journal (below the agent's entries) and as a question validated
@@ -598,7 +600,7 @@ pub async fn ask_as_daemon(
             by: api::DecisionSource::Daemon,
             why: q.validated,
             duplicate_of: None,
-            urgent: false,
+            urgent: q.urgent,
             now,
         },
     )

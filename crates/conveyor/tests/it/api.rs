@@ -463,6 +463,7 @@ async fn over_a_real_port_with_the_client_and_sse() {
             title: "t".into(),
             task: "x".into(),
             priority: Some(1),
+            planfix_task: None,
         })
         .await
         .unwrap();
@@ -508,6 +509,7 @@ async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
                 title: format!("line {i}"),
                 task: "x".into(),
                 priority: Some(i32::try_from(i % 3).unwrap()),
+                planfix_task: None,
             })
             .await
             .unwrap();

@@ -32,6 +32,7 @@ async fn a_line_runs_end_to_end_with_the_real_cli() {
             title: "greet".into(),
             task: "Create hello.txt saying hello world, and notes.txt.".into(),
             priority: Some(5),
+            planfix_task: None,
         })
         .await
         .unwrap();

@@ -281,6 +281,7 @@ impl Daemon {
                 title: title.into(),
                 task: task.into(),
                 priority: Some(priority),
+                planfix_task: None,
             })
             .await
             .unwrap()
@@ -300,6 +301,7 @@ impl Daemon {
                 title: title.into(),
                 task: task.into(),
                 priority: None,
+                planfix_task: None,
             })
             .await
             .unwrap()
