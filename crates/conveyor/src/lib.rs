@@ -33,6 +33,7 @@ pub mod roles;
 mod scheduler;
 mod state;
 pub(crate) mod store;
+pub(crate) mod tell;
 mod vault;
 
 pub use config::Config;

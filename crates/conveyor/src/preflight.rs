@@ -166,7 +166,7 @@ async fn catcher(cfg: &Config, config_file: &str) -> PreflightItem {
         );
     };
     let me = match crate::config::read_secret(&c.bot_token_file, "catcher.bot_token_file") {
-        Ok(token) => crate::notify::telegram::Bot::new(&c.api_base, &token)
+        Ok(token) => crate::tell::telegram::Bot::new(&c.api_base, &token)
             .get_me()
             .await
             .map_err(|e| e.to_string()),

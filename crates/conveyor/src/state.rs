@@ -461,16 +461,8 @@ pub(crate) async fn line_state_in(
     }
     let told = match from {
         Some(from) => {
-            crate::notify::on_line_state(
-                c,
-                &sh.cfg,
-                line_id,
-                from,
-                state,
-                reason,
-                sh.clock.now_ms(),
-            )
-            .await?
+            crate::tell::on_line_state(c, &sh.cfg, line_id, from, state, reason, sh.clock.now_ms())
+                .await?
         }
         None => false,
     };

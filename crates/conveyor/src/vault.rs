@@ -78,7 +78,7 @@ pub(crate) async fn block(sh: &Shared, line_id: &str) -> Result<()> {
         None,
     )
     .await?;
-    let told = crate::notify::vault_closed(&mut tx, &sh.cfg, since, now).await?;
+    let told = crate::tell::vault_closed(&mut tx, &sh.cfg, since, now).await?;
     tx.commit().await?;
     sh.announce(t);
     if told {

@@ -502,15 +502,7 @@ async fn remarks(
     // Steps that failed are closed: the remarks step carries on from the checkpoint.
     let mut tx = st.store.begin().await?;
     store::steps::cancel_open(&mut tx, &id).await?;
-    store::steps::add(
-        &mut tx,
-        &id,
-        StepKind::Remarks,
-        "Anton's remarks",
-        &r.text,
-        &[],
-    )
-    .await?;
+    store::steps::add_in(&mut tx, &id, StepKind::Remarks, "Anton's remarks", &r.text).await?;
     store::lines::set_gate_failures(&mut tx, &id, 0).await?;
     tx.commit().await?;
     st.set_line_state(&id, LineState::Queued, None, None)

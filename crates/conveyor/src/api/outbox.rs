@@ -7,8 +7,8 @@ use axum::{Json, Router};
 use conveyor_api::{ApiErrorBody, ChannelStatus, ErrorCode, Outbox, OutboxItem};
 
 use super::{ApiError, ApiState, AppState};
-use crate::notify::{self, text};
 use crate::store::outbox;
+use crate::tell::{self, text};
 
 pub fn router() -> Router<ApiState> {
     Router::new()
@@ -46,7 +46,7 @@ async fn list(State(st): State<AppState>) -> Result<Json<Outbox>, ApiError> {
 
 /// A row with the first line of what it says, as text.
 fn preview(r: &outbox::OutboxRow) -> OutboxItem {
-    let body: notify::Body = serde_json::from_str(&r.body).unwrap_or_default();
+    let body: tell::Body = serde_json::from_str(&r.body).unwrap_or_default();
     let plain = text::plain(&body.text);
     let first: String = plain
         .lines()
@@ -70,7 +70,7 @@ fn preview(r: &outbox::OutboxRow) -> OutboxItem {
 async fn test(State(st): State<AppState>) -> Result<(StatusCode, Json<OutboxItem>), ApiError> {
     let now = st.clock.now_ms();
     let c = &mut *st.store.conn().await?;
-    let Some(id) = notify::test(c, &st.cfg, now).await? else {
+    let Some(id) = tell::test(c, &st.cfg, now).await? else {
         return Err(ApiError::conflict(
             ErrorCode::CatcherOff,
             "the Catcher is not configured: add [catcher] bot_token_file and chat_id to the daemon's config",

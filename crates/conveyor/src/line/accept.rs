@@ -70,11 +70,11 @@ pub(crate) async fn accept(
     let mut tx = sh.store.begin().await?;
     store::lines::clear_worktree(&mut tx, id).await?;
     let t = crate::state::line_state_in(sh, &mut tx, id, LineState::Accepted, None, None).await?;
-    let told = crate::notify::resolve(
+    let told = crate::tell::resolve(
         &mut tx,
         &sh.cfg,
         outbox::About::Ready(id),
-        &crate::notify::words(&sh.cfg).accepted(),
+        &crate::tell::words(&sh.cfg).accepted(),
         now,
     )
     .await?;

@@ -111,11 +111,11 @@ pub(crate) async fn answer(
             questions::answer(&mut tx, &one.id, text, now).await?;
         }
         // A Catcher message that asked it shows the answer, wherever it was given.
-        told |= crate::notify::resolve(
+        told |= crate::tell::resolve(
             &mut tx,
             &sh.cfg,
             crate::store::outbox::About::Question(&one.id),
-            &crate::notify::words(&sh.cfg).answered(text),
+            &crate::tell::words(&sh.cfg).answered(text),
             now,
         )
         .await?;
@@ -309,7 +309,7 @@ pub(super) async fn ask_about_denials(
         )
         .await?;
         if urgent && let Some(id) = id {
-            told |= crate::notify::on_urgent_question(tx, &sh.cfg, &id, now).await?;
+            told |= crate::tell::on_urgent_question(tx, &sh.cfg, &id, now).await?;
         }
     }
     Ok(told)

@@ -550,7 +550,7 @@ async fn apply(
         )
         .await?;
         if urgent {
-            told |= crate::notify::on_urgent_question(&mut tx, &sh.cfg, &q.id, now).await?;
+            told |= crate::tell::on_urgent_question(&mut tx, &sh.cfg, &q.id, now).await?;
         }
     }
     if !rework.is_empty() {

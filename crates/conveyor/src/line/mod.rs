@@ -334,10 +334,14 @@ pub(super) async fn guard_hook(sh: &Shared, line: &LineRow) -> Result<Option<Str
     Ok(Some(crate::guard::hook_command(&bin, &path)))
 }
 
-/// The project's own remotes (names and URLs) and `[never] patterns` from fresh main. What
-/// cannot be read is left out, so the guard errs on the side of denying.
+/// The project's own remotes (names and URLs), `[never] patterns` from fresh main, and the
+/// line's PlanFix task (the one task its agents may write to). What cannot be read is left
+/// out, so the guard errs on the side of denying.
 async fn guard_context(sh: &Shared, line: &LineRow) -> crate::guard::Context {
-    let mut cx = crate::guard::Context::default();
+    let mut cx = crate::guard::Context {
+        planfix_task: line.planfix_task.clone(),
+        ..crate::guard::Context::default()
+    };
     let Ok(mut c) = sh.store.conn().await else {
         return cx;
     };

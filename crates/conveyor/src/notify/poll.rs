@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use conveyor_api::OutboxKind;
 
-use super::telegram::{Bot, CallError, CallbackQuery, Message, Update};
-use super::text::Words;
 use crate::Result;
 use crate::state::Shared;
 use crate::store::{self, outbox};
+use crate::tell::telegram::{Bot, CallError, CallbackQuery, Message, Update};
+use crate::tell::text::Words;
 
 const OFFSET: &str = "telegram_offset";
 
@@ -89,7 +89,7 @@ async fn once(sh: &Shared, bot: &Bot, chat: i64, timeout: u64) -> Result<(), Fai
 }
 
 async fn handle(sh: &Shared, bot: &Bot, chat: i64, u: &Update) -> Result<(), Failed> {
-    let w = super::words(&sh.cfg);
+    let w = crate::tell::words(&sh.cfg);
     if let Some(q) = &u.callback_query {
         let from = q.message.as_ref().map(|m| m.chat.id);
         if from != Some(chat) {

@@ -13,17 +13,18 @@ use std::time::Duration;
 use conveyor_api::{Channel, EventKind, OutboxKind, OutboxState};
 use tokio::time::Instant;
 
-use super::telegram::{Bot, CallError, Key};
-use super::text::{self, Words};
-use super::{Body, Does};
 use crate::Result;
 use crate::events::EventBody;
 use crate::state::Shared;
 use crate::store::outbox::{self, OutboxRow};
+use crate::tell::telegram::{Bot, CallError, Key};
+use crate::tell::text::{self, Words};
+use crate::tell::{Body, Does};
 
-/// A failed call is tried again after this long, doubling from 2 s up to 5 minutes.
-pub(crate) fn backoff(attempts: i64) -> Duration {
-    let n = u32::try_from(attempts.clamp(1, 20)).unwrap_or(20);
+/// After `failures` failures in a row the next try waits this long: 1 s, doubling up to 5
+/// minutes.
+pub(crate) fn backoff(failures: i64) -> Duration {
+    let n = u32::try_from(failures.clamp(1, 20) - 1).unwrap_or(19);
     Duration::from_secs(2u64.saturating_pow(n).min(300))
 }
 
@@ -125,6 +126,7 @@ pub async fn telegram(sh: Arc<Shared>) {
         return;
     };
     let mut last: Option<Instant> = None;
+    let mut failures: i64 = 0;
     let mut bot: Option<Bot> = None;
     loop {
         if sh.shutdown.is_cancelled() {
@@ -137,7 +139,15 @@ pub async fn telegram(sh: Arc<Shared>) {
             }
         }
         let wait = match &bot {
-            Some(b) => match telegram_once(&sh, b, cc.chat_id, cc.min_gap_ms, &mut last).await {
+            Some(b) => match telegram_once(
+                &sh,
+                b,
+                (cc.chat_id, cc.min_gap_ms),
+                &mut last,
+                &mut failures,
+            )
+            .await
+            {
                 Ok(w) => w,
                 Err(e) => {
                     tracing::error!(error = %e, "the Catcher's queue failed");
@@ -168,13 +178,14 @@ pub(crate) fn announce(sh: &Shared, r: &OutboxRow, state: OutboxState) {
 }
 
 /// One look at the Telegram queue: sends its head if it is due; how long to wait before the
-/// next look (a wake comes sooner when something is written).
+/// next look (a wake comes sooner when something is written). `failures` counts the server's
+/// failures in a row (a 429 is not one: it says when to come back), for the backoff.
 async fn telegram_once(
     sh: &Shared,
     bot: &Bot,
-    chat: i64,
-    gap_ms: u64,
+    (chat, gap_ms): (i64, u64),
     last: &mut Option<Instant>,
+    failures: &mut i64,
 ) -> Result<Duration> {
     let now = sh.clock.now_ms();
     let night = sh.cfg.night().is_some_and(|n| n.contains(now));
@@ -191,10 +202,7 @@ async fn telegram_once(
         // Written by day and not delivered before the night came: it waits for the digest
         // (a digest itself waits for the morning).
         if head.kind != OutboxKind::Digest {
-            sqlx::query("UPDATE outbox SET held = 1 WHERE id = ?")
-                .bind(head.id)
-                .execute(&mut *c)
-                .await?;
+            outbox::hold(&mut c, head.id).await?;
             return Ok(Duration::ZERO);
         }
         return Ok(Duration::from_secs(1));
@@ -227,26 +235,26 @@ async fn telegram_once(
     let now = sh.clock.now_ms();
     match outcome {
         Ok(ids) => {
+            *failures = 0;
             outbox::sent(&mut c, head.id, &ids, now).await?;
             tracing::info!(id = head.id, kind = %head.kind, "Catcher: sent");
             announce(sh, &head, OutboxState::Sent);
         }
-        Err(CallError::Later { after, .. }) => {
-            let e = CallError::Later {
-                method: "sendMessage",
-                after,
-            };
+        Err(CallError::Later { after, method }) => {
+            *failures = 0;
+            let e = CallError::Later { method, after };
             let ms = i64::try_from(after.as_millis()).unwrap_or(i64::MAX);
             outbox::retry(&mut c, head.id, now + ms, &e.to_string()).await?;
             tracing::warn!(id = head.id, error = %e, "Catcher: held back by Telegram");
         }
         Err(e @ CallError::Transient { .. }) => {
-            let attempts = head.attempts + 1;
-            let ms = i64::try_from(backoff(attempts).as_millis()).unwrap_or(i64::MAX);
+            *failures += 1;
+            let ms = i64::try_from(backoff(*failures).as_millis()).unwrap_or(i64::MAX);
             outbox::retry(&mut c, head.id, now + ms, &e.to_string()).await?;
-            tracing::warn!(id = head.id, attempts, error = %e, "Catcher: will retry");
+            tracing::warn!(id = head.id, failures = *failures, error = %e, "Catcher: will retry");
         }
         Err(e @ CallError::Refused { .. }) => {
+            *failures = 0;
             outbox::failed(&mut c, head.id, &e.to_string()).await?;
             tracing::error!(id = head.id, error = %e, "Catcher: refused");
             announce(sh, &head, OutboxState::Failed);
@@ -258,9 +266,19 @@ async fn telegram_once(
 /// When the night has ended: the messages held through it, folded into one digest (written
 /// before the messages are marked, in one transaction).
 async fn fold_digest(sh: &Shared, now: i64) -> Result<()> {
+    // Looked at without the write lock: this runs on every pass of the queue.
+    if outbox::held_loose(&mut *sh.store.conn().await?, Channel::Telegram)
+        .await?
+        .is_empty()
+    {
+        return Ok(());
+    }
     let mut tx = sh.store.begin().await?;
     let loose = outbox::held_loose(&mut tx, Channel::Telegram).await?;
     let (Some(first), Some(last)) = (loose.first(), loose.last()) else {
+        // Rolled back now, not when the pool next uses the connection: the write lock must
+        // not outlive this call.
+        tx.rollback().await?;
         return Ok(());
     };
     let ids: Vec<i64> = loose.iter().map(|r| r.id).collect();
@@ -284,6 +302,7 @@ async fn fold_digest(sh: &Shared, now: i64) -> Result<()> {
     )
     .await?
     else {
+        tx.rollback().await?;
         return Ok(());
     };
     outbox::fold(&mut tx, digest, &ids).await?;
@@ -301,7 +320,7 @@ async fn deliver(
     row: &OutboxRow,
     last: &mut Option<Instant>,
 ) -> std::result::Result<String, CallError> {
-    let w = super::words(&sh.cfg);
+    let w = crate::tell::words(&sh.cfg);
     let db = |e: crate::Error| CallError::Transient {
         method: "outbox",
         why: e.to_string(),
@@ -350,12 +369,13 @@ async fn deliver(
         if ids.len() < parts.len() {
             // The parts sent so far are kept: a retry sends only the rest.
             let mut c = sh.store.conn().await.map_err(db)?;
-            sqlx::query("UPDATE outbox SET remote_id = ? WHERE id = ?")
-                .bind(serde_json::to_string(&ids).expect("ids serialize"))
-                .bind(row.id)
-                .execute(&mut *c)
-                .await
-                .map_err(|e| db(e.into()))?;
+            outbox::set_remote(
+                &mut c,
+                row.id,
+                &serde_json::to_string(&ids).expect("ids serialize"),
+            )
+            .await
+            .map_err(db)?;
         }
     }
     Ok(serde_json::to_string(&ids).expect("ids serialize"))
@@ -393,7 +413,7 @@ mod tests {
         Body {
             text: text.into(),
             buttons: (0..options)
-                .map(|i| super::super::Button {
+                .map(|i| crate::tell::Button {
                     text: format!("option {i}"),
                     does: Does::Answer(i),
                 })
@@ -441,7 +461,7 @@ mod tests {
                 OutboxKind::Ready,
                 &Body {
                     text: "ready".into(),
-                    buttons: vec![super::super::Button {
+                    buttons: vec![crate::tell::Button {
                         text: "Accept".into(),
                         does: Does::Accept,
                     }],
@@ -494,9 +514,9 @@ mod tests {
 
     #[test]
     fn backoff_doubles_to_five_minutes() {
-        assert_eq!(backoff(1), Duration::from_secs(2));
-        assert_eq!(backoff(3), Duration::from_secs(8));
-        assert_eq!(backoff(9), Duration::from_secs(300));
+        assert_eq!(backoff(1), Duration::from_secs(1));
+        assert_eq!(backoff(3), Duration::from_secs(4));
+        assert_eq!(backoff(10), Duration::from_secs(300));
         assert_eq!(backoff(1000), Duration::from_secs(300));
     }
 }

@@ -346,8 +346,8 @@ pub async fn set_state(
     .bind(reason.map(|(_, text)| text))
     .bind(reason.map(|(code, _)| code.name()))
     .bind(park_until)
-    .bind(remembers)
     .bind(now_ms())
+    .bind(remembers)
     .bind(id)
     .execute(&mut *c)
     .await?;
@@ -557,6 +557,60 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("exploded"), "{e}");
+    }
+
+    /// Only the vault's block remembers the state a line left (and keeps it through a second
+    /// such block); any other state forgets it, and a line that remembers holds its project.
+    #[tokio::test]
+    async fn a_line_blocked_by_the_vault_remembers_the_state_it_left_and_holds_its_project() {
+        let (_d, store) = testing::store().await;
+        let id = testing::line(&store, "p", "l", 0, "queued").await;
+        let c = &mut store.conn().await.unwrap();
+        async fn held(c: &mut SqliteConnection, id: &str) -> bool {
+            projects_in_states(c, &[LineState::Running])
+                .await
+                .unwrap()
+                .iter()
+                .any(|(_, l)| l == id)
+        }
+        set_state(c, &id, LineState::Gate, None, None)
+            .await
+            .unwrap();
+        set_state(c, &id, LineState::Merging, None, None)
+            .await
+            .unwrap();
+        let l = get(c, &id).await.unwrap().unwrap();
+        assert_eq!(l.blocked_from, None);
+        assert!(
+            l.updated_at > 1_000_000,
+            "updated_at is a time: {}",
+            l.updated_at
+        );
+        assert!(!held(c, &id).await);
+        let vault = Some((ReasonCode::VaultClosed, "closed"));
+        for _ in 0..2 {
+            set_state(c, &id, LineState::Blocked, vault, None)
+                .await
+                .unwrap();
+            let l = get(c, &id).await.unwrap().unwrap();
+            assert_eq!(l.blocked_from, Some(LineState::Merging));
+        }
+        assert!(held(c, &id).await);
+        assert_eq!(
+            blocked_by(c, ReasonCode::VaultClosed).await.unwrap().len(),
+            1
+        );
+        set_state(c, &id, LineState::Merging, None, None)
+            .await
+            .unwrap();
+        assert_eq!(get(c, &id).await.unwrap().unwrap().blocked_from, None);
+        assert!(!held(c, &id).await);
+        // Blocked for another reason remembers nothing.
+        let other = Some((ReasonCode::Internal, "boom"));
+        set_state(c, &id, LineState::Blocked, other, None)
+            .await
+            .unwrap();
+        assert_eq!(get(c, &id).await.unwrap().unwrap().blocked_from, None);
     }
 
     #[tokio::test]

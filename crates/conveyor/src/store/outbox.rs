@@ -107,10 +107,12 @@ pub struct New<'a> {
 /// # Errors
 /// Database errors.
 pub async fn enqueue(c: &mut SqliteConnection, m: &New<'_>) -> Result<Option<i64>> {
-    let id: Option<i64> = sqlx::query_scalar(
+    // Not `RETURNING` read with `fetch_optional`: a statement left unfinished keeps its write
+    // lock until the connection is next used, and every other writer waits on it.
+    let done = sqlx::query(
         "INSERT INTO outbox (channel, kind, dedupe, line_id, question_id, target, body, held,
             next_at, created_at) VALUES (?,?,?,?,?,?,?,?,?,?)
-         ON CONFLICT(dedupe) DO NOTHING RETURNING id",
+         ON CONFLICT(dedupe) DO NOTHING",
     )
     .bind(m.channel.name())
     .bind(m.kind.name())
@@ -122,9 +124,9 @@ pub async fn enqueue(c: &mut SqliteConnection, m: &New<'_>) -> Result<Option<i64
     .bind(m.held)
     .bind(m.now)
     .bind(m.now)
-    .fetch_optional(&mut *c)
+    .execute(&mut *c)
     .await?;
-    Ok(id)
+    Ok((done.rows_affected() > 0).then(|| done.last_insert_rowid()))
 }
 
 /// One row.
@@ -352,4 +354,42 @@ pub async fn counts(c: &mut SqliteConnection) -> Result<(i64, i64, i64)> {
     )
     .fetch_one(&mut *c)
     .await?)
+}
+
+/// Replaces what a row says (a test message names its own row).
+///
+/// # Errors
+/// Database errors.
+pub async fn set_body(c: &mut SqliteConnection, id: i64, body: &serde_json::Value) -> Result<()> {
+    sqlx::query("UPDATE outbox SET body = ? WHERE id = ?")
+        .bind(body.to_string())
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// Holds a message for the night's digest (written by day, not delivered before night came).
+///
+/// # Errors
+/// Database errors.
+pub async fn hold(c: &mut SqliteConnection, id: i64) -> Result<()> {
+    sqlx::query("UPDATE outbox SET held = 1 WHERE id = ?")
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
+}
+
+/// The message ids a message in parts went out as so far (a retry sends only the rest).
+///
+/// # Errors
+/// Database errors.
+pub async fn set_remote(c: &mut SqliteConnection, id: i64, remote_id: &str) -> Result<()> {
+    sqlx::query("UPDATE outbox SET remote_id = ? WHERE id = ?")
+        .bind(remote_id)
+        .bind(id)
+        .execute(&mut *c)
+        .await?;
+    Ok(())
 }

@@ -104,9 +104,11 @@ pub struct NewRun<'a> {
 /// # Errors
 /// Database errors.
 pub async fn start(c: &mut SqliteConnection, r: &NewRun<'_>) -> Result<i64> {
-    Ok(sqlx::query_scalar(
+    // Not `RETURNING` read with `fetch_one`: a statement left unfinished keeps its write lock
+    // until the connection is next used.
+    Ok(sqlx::query(
         "INSERT INTO runs (step_id, line_id, kind, attempt, resumed, started_at, outcome,
-            estimate_usd, log_path) VALUES (?,?,?,?,?,?, 'running', ?, ?) RETURNING id",
+            estimate_usd, log_path) VALUES (?,?,?,?,?,?, 'running', ?, ?)",
     )
     .bind(r.step_id)
     .bind(r.line_id)
@@ -116,8 +118,9 @@ pub async fn start(c: &mut SqliteConnection, r: &NewRun<'_>) -> Result<i64> {
     .bind(now_ms())
     .bind(r.estimate_usd)
     .bind(r.log_path)
-    .fetch_one(&mut *c)
-    .await?)
+    .execute(&mut *c)
+    .await?
+    .last_insert_rowid())
 }
 
 /// The run's process started.
@@ -138,7 +141,9 @@ pub async fn set_pid(c: &mut SqliteConnection, id: i64, pid: u32) -> Result<()> 
 /// # Errors
 /// Database errors.
 pub async fn saw_init(c: &mut SqliteConnection, id: i64, line_id: &str) -> Result<()> {
-    let mut tx = c.begin().await?;
+    // Immediate: it reads before it writes, and a deferred one is refused the upgrade
+    // ("database is locked") when another writer came in between.
+    let mut tx = c.begin_with("BEGIN IMMEDIATE").await?;
     sqlx::query("UPDATE runs SET init_seen = 1 WHERE id = ?")
         .bind(id)
         .execute(&mut *tx)
@@ -188,6 +193,7 @@ pub async fn finish(
     e: &Ended,
 ) -> Result<()> {
     let tokens = |t: u64| i64::try_from(t).unwrap_or(0);
+    // A savepoint: the caller's transaction (immediate) holds the write lock already.
     let mut tx = c.begin().await?;
     sqlx::query(
         "UPDATE runs SET finished_at = ?, outcome = ?, exit_code = ?, session_total = ?,

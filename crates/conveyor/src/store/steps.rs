@@ -232,7 +232,10 @@ pub async fn add(
     task: &str,
     checks: &[Check],
 ) -> Result<StepRow> {
-    let mut tx = c.begin().await?;
+    // Immediate: it reads the last step's number before it writes, and a deferred one is
+    // refused the upgrade ("database is locked") when another writer came in between. Not
+    // inside another transaction: that is what `add_in` is for.
+    let mut tx = c.begin_with("BEGIN IMMEDIATE").await?;
     let id = insert(&mut tx, line_id, kind, title, task, checks).await?;
     let step = get(&mut tx, &id).await?;
     tx.commit().await?;
@@ -479,7 +482,7 @@ pub struct Done<'a> {
 /// # Errors
 /// Database errors (nothing is written then).
 pub async fn record_done(c: &mut SqliteConnection, d: Done<'_>) -> Result<()> {
-    let mut tx = c.begin().await?;
+    let mut tx = c.begin_with("BEGIN IMMEDIATE").await?;
     runs::set_outcome(&mut tx, d.run_id, runs::RunOutcome::Ok).await?;
     sqlx::query(
         "UPDATE steps SET state = 'done', checkpoint = ?, error = NULL, rolled_back = NULL WHERE id = ?",
