@@ -9,6 +9,7 @@ import {
   line as plainLine,
   noTokens,
   notLoggedIn,
+  outboxOf,
   preflight,
   preflightItem,
   project,
@@ -75,6 +76,7 @@ beforeEach(() => {
   api.budget.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
   api.preflight.mockResolvedValue(preflight([preflightItem()]));
   api.decisions.mockResolvedValue([]);
+  api.outbox.mockResolvedValue(outboxOf());
 });
 afterEach(() => cleanup());
 
