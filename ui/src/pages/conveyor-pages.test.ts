@@ -180,6 +180,81 @@ describe('Lines page', () => {
     expect(api.createLine).toHaveBeenCalledWith({ project_id: 'p2', title: 'Login button', task: 'Add it', priority: 4 });
   });
 
+  it('queues a line with its PlanFix task, and the line shows it', async () => {
+    const store = new ConveyorStore();
+    const queued = line('n', 'queued', { planfix_task: '4217' });
+    api.createLine.mockResolvedValue(queued);
+    api.lines.mockResolvedValue([queued]);
+    api.line.mockResolvedValue(detailOf(queued));
+    api.diff.mockResolvedValue(diff);
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.input(screen.getByTestId('line-title'), { target: { value: 'Report' } });
+    await fireEvent.input(screen.getByTestId('line-task'), { target: { value: 'Do it' } });
+    await fireEvent.input(screen.getByTestId('line-planfix-task'), { target: { value: ' #4217 ' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(api.createLine).toHaveBeenCalledWith({ project_id: 'p1', title: 'Report', task: 'Do it', priority: 0, planfix_task: '#4217' });
+    expect((screen.getByTestId('line-planfix-task') as HTMLInputElement).value).toBe('');
+
+    await store.select('n');
+    await flush();
+    expect(screen.getByTestId('line-detail').querySelector('[data-testid=line-planfix-task]')?.textContent).toBe(
+      'Задача ПланФикса #4217',
+    );
+  });
+
+  it('sends no PlanFix task when the field is left empty, and a line without one shows none', async () => {
+    const store = new ConveyorStore();
+    const queued = line('n', 'queued');
+    api.createLine.mockResolvedValue(queued);
+    api.lines.mockResolvedValue([queued]);
+    api.line.mockResolvedValue(detailOf(queued));
+    api.diff.mockResolvedValue(diff);
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.input(screen.getByTestId('line-title'), { target: { value: 'Plain' } });
+    await fireEvent.input(screen.getByTestId('line-planfix-task'), { target: { value: '  ' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(api.createLine.mock.calls[0][0]).not.toHaveProperty('planfix_task');
+    await store.select('n');
+    await flush();
+    expect(screen.getByTestId('line-detail').querySelector('[data-testid=line-planfix-task]')).toBeNull();
+  });
+
+  it('a PlanFix task that is not a number is refused at its field, worded, and kept for fixing', async () => {
+    const store = new ConveyorStore();
+    api.createLine.mockRejectedValue(
+      new IpcError('daemon', 'planfix_task "PF-12" is not a PlanFix task number', 'planfix_task', 'bad_planfix_task'),
+    );
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.input(screen.getByTestId('line-title'), { target: { value: 'Report' } });
+    await fireEvent.input(screen.getByTestId('line-planfix-task'), { target: { value: 'PF-12' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    const field = screen.getByTestId('line-planfix-task') as HTMLInputElement;
+    expect(field.value).toBe('PF-12');
+    expect(field.closest('label')?.classList.contains('bad')).toBe(true);
+    const error = screen.getByTestId('line-planfix-error');
+    expect(error.firstChild?.textContent).toBe('Это не номер задачи ПланФикса (например, 1234 или #1234).');
+    expect(error.querySelector('.raw')?.textContent).toContain('PF-12');
+    // At the field, not again under the button.
+    expect(screen.queryByTestId('line-add-error')).toBeNull();
+
+    // Fixed and sent again: the error goes.
+    api.createLine.mockResolvedValue(line('n', 'queued', { planfix_task: '12' }));
+    await fireEvent.input(field, { target: { value: '12' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(screen.queryByTestId('line-planfix-error')).toBeNull();
+    expect(field.closest('label')?.classList.contains('bad')).toBe(false);
+  });
+
   it('shows the budget per pool', async () => {
     const store = new ConveyorStore();
     api.budget.mockResolvedValue({

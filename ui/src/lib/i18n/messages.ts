@@ -160,6 +160,8 @@ const ru = {
   'lines.reason': 'Причина: {reason}',
   'lines.parkUntil': 'Ждёт до {time}',
   'lines.cost': 'Стоимость: {usd}',
+  'lines.planfixTask': 'Задача ПланФикса #{task}',
+  'lines.planfixTaskAbout': 'Когда линия будет готова, конвейер оставит в этой задаче отчёт',
   'lines.loading': 'Загружаю…',
   'lines.busy': 'Отправляю…',
 
@@ -266,6 +268,7 @@ const ru = {
   'queue.lineTitle': 'Название',
   'queue.task': 'Задача',
   'queue.priority': 'Приоритет',
+  'queue.planfixTask': 'Задача ПланФикса (необязательно)',
   'queue.add': 'Поставить в очередь',
   'queue.added': 'Линия в очереди',
   'queue.noProjects': 'Сначала добавьте проект.',
@@ -699,6 +702,8 @@ const en: Record<MessageKey, string> = {
   'lines.reason': 'Reason: {reason}',
   'lines.parkUntil': 'Waits until {time}',
   'lines.cost': 'Cost: {usd}',
+  'lines.planfixTask': 'PlanFix task #{task}',
+  'lines.planfixTaskAbout': 'When the line is done, the conveyor leaves a report on this task',
   'lines.loading': 'Loading…',
   'lines.busy': 'Sending…',
 
@@ -805,6 +810,7 @@ const en: Record<MessageKey, string> = {
   'queue.lineTitle': 'Title',
   'queue.task': 'Task',
   'queue.priority': 'Priority',
+  'queue.planfixTask': 'PlanFix task (optional)',
   'queue.add': 'Queue it',
   'queue.added': 'Line queued',
   'queue.noProjects': 'Add a project first.',
