@@ -67,11 +67,11 @@ fn codes() -> String {
             values.join(", ")
         )
     }
-    use conveyor_api::{ErrorCode, PreflightCode, ReasonCode};
+    use conveyor_api::{Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode};
     [
         "// Generated from the daemon's enums and constants by src-tauri/src/bindings.rs. Do not edit:\n\
          // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.\n\n\
-         import type { ErrorCode, PreflightCode, ReasonCode } from './conveyor';\n\n"
+         import type { Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode } from './conveyor';\n\n"
             .to_owned(),
         "/** Every `ReasonCode`: why a line waits or stopped. */\n".to_owned(),
         list("REASON_CODES", "ReasonCode", ReasonCode::ALL, ReasonCode::as_str),
@@ -79,6 +79,12 @@ fn codes() -> String {
         list("PREFLIGHT_CODES", "PreflightCode", PreflightCode::ALL, PreflightCode::as_str),
         "/** Every `ErrorCode` of the daemon's API. */\n".to_owned(),
         list("DAEMON_ERROR_CODES", "ErrorCode", ErrorCode::ALL, ErrorCode::as_str),
+        "/** Every `Channel` of the outbox: where a message to Anton goes. */\n".to_owned(),
+        list("OUTBOX_CHANNELS", "Channel", Channel::ALL, Channel::as_str),
+        "/** Every `OutboxKind`: what a message to Anton says. */\n".to_owned(),
+        list("OUTBOX_KINDS", "OutboxKind", OutboxKind::ALL, OutboxKind::as_str),
+        "/** Every `OutboxState`: where a message to Anton stands. */\n".to_owned(),
+        list("OUTBOX_STATES", "OutboxState", OutboxState::ALL, OutboxState::as_str),
         "/** Failed checking rounds in a row (`Line.rounds`) at which a line needs Anton. */\n"
             .to_owned(),
         format!(

@@ -151,6 +151,8 @@ impl From<conveyor_api::ClientError> for AppError {
                     | Api::NotARepository
                     | Api::UnknownProject
                     | Api::NotAnOption
+                    | Api::CatcherOff
+                    | Api::BadPlanfixTask
                     | Api::Internal => ErrorCode::Daemon,
                 }
             }
@@ -167,8 +169,14 @@ impl From<conveyor_api::ClientError> for AppError {
             conveyor_api::ClientError::Api { code, .. } => *code,
             _ => None,
         };
+        // A refusal that names one field of the request: the form marks that field.
+        let field = match daemon_code {
+            Some(conveyor_api::ErrorCode::BadPlanfixTask) => Some("planfix_task".to_owned()),
+            _ => None,
+        };
         AppError {
             daemon_code,
+            field,
             ..AppError::new(code, message)
         }
     }
@@ -218,6 +226,22 @@ mod tests {
             // The daemon's code travels along, so the page can word it.
             assert_eq!((e.code, e.daemon_code), (ErrorCode::Daemon, Some(code)));
         }
+        // No Catcher configured: the daemon's refusal, worded by its code.
+        let off = refused(409, Some(Api::CatcherOff));
+        assert_eq!(
+            (off.code, off.daemon_code, off.field),
+            (ErrorCode::Daemon, Some(Api::CatcherOff), None)
+        );
+        // Not a PlanFix task number: the line form's field is named.
+        let task = refused(422, Some(Api::BadPlanfixTask));
+        assert_eq!(
+            (task.code, task.daemon_code, task.field.as_deref()),
+            (
+                ErrorCode::Daemon,
+                Some(Api::BadPlanfixTask),
+                Some("planfix_task")
+            )
+        );
         assert_eq!(refused(502, None).code, ErrorCode::Daemon);
         assert_eq!(refused(502, None).daemon_code, None);
     }

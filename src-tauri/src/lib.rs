@@ -139,6 +139,8 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             commands::conveyor::conveyor_decisions,
             commands::conveyor::conveyor_budget,
             commands::conveyor::conveyor_preflight,
+            commands::conveyor::conveyor_outbox,
+            commands::conveyor::conveyor_outbox_test,
             commands::conveyor::conveyor_notify,
         ])
 }

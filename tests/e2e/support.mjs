@@ -203,3 +203,37 @@ export function openLine(d, id) {
     250,
   );
 }
+
+/**
+ * Starts one of the mock servers that print `listening <port>` once listening
+ * (tests/fixtures/mock-telegram.mjs, mock-planfix.mjs) with `args`; resolves to
+ * { url, get(path) (its JSON), stop }.
+ */
+export function startListening(script, args) {
+  const child = spawn(process.execPath, [path.join(ROOT, 'tests', 'fixtures', script), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.once('exit', (c) => reject(new Error(`${script} exited with ${c}`)));
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /^listening (\d+)\n/.exec(out);
+      if (!m) return;
+      child.stdout.removeAllListeners('data');
+      child.removeAllListeners('exit');
+      const url = `http://127.0.0.1:${m[1]}`;
+      resolve({
+        url,
+        async get(p) {
+          const r = await fetch(`${url}${p}`);
+          if (!r.ok) throw new Error(`${script} GET ${p}: ${r.status}`);
+          return r.json();
+        },
+        stop() {
+          child.kill('SIGTERM');
+        },
+      });
+    });
+  });
+}

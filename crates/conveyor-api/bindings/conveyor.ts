@@ -434,7 +434,7 @@ export type OutboxKind = "question" | "ready" | "rolled_back" | "gate_failed" | 
 
 export type OutboxState = "pending" | "sent" | "failed";
 
-export type OutboxItem = { id: bigint, channel: Channel, kind: OutboxKind, state: OutboxState, 
+export type OutboxItem = { id: number, channel: Channel, kind: OutboxKind, state: OutboxState, 
 /**
  * Delivery attempts so far.
  */

@@ -2,8 +2,8 @@
 //! client (embedded or remote alike), its errors mapped to stable codes.
 
 use conveyor_api::{
-    Answer, Budget, Decision, Level, Line, LineDetail, LineDiff, NewLine, NewProject, Preflight,
-    Project, Question, Review,
+    Answer, Budget, Decision, Level, Line, LineDetail, LineDiff, NewLine, NewProject, Outbox,
+    OutboxItem, Preflight, Project, Question, Review,
 };
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
@@ -164,6 +164,21 @@ pub async fn conveyor_budget(conveyor: State<'_, Conveyor>) -> Result<Budget, Ap
 #[tauri::command]
 pub async fn conveyor_preflight(conveyor: State<'_, Conveyor>) -> Result<Preflight, AppError> {
     Ok(conveyor.client()?.preflight().await?)
+}
+
+/// What the daemon tells Anton outside the app: whether the Catcher (Telegram) and PlanFix are
+/// configured, where they go, and the outbox's messages with their counts.
+#[tauri::command]
+pub async fn conveyor_outbox(conveyor: State<'_, Conveyor>) -> Result<Outbox, AppError> {
+    Ok(conveyor.client()?.outbox().await?)
+}
+
+/// Settings' "send a test message": queued at once and sent even at night. Without a
+/// `[catcher]` the daemon refuses with `catcher_off` (the app's `daemon` code, the daemon's
+/// beside it).
+#[tauri::command]
+pub async fn conveyor_outbox_test(conveyor: State<'_, Conveyor>) -> Result<OutboxItem, AppError> {
+    Ok(conveyor.client()?.outbox_test().await?)
 }
 
 /// An OS notification; the page decides when (only "needs you" and "ready to accept").

@@ -177,6 +177,22 @@ fn with_no_remote_set_the_embedded_daemon_starts_in_the_data_folder() {
     // An unknown line: the daemon's 404 arrives as a stable code, not a crash.
     let e = invoke(&app, "conveyor_line", json!({"id": "nope"})).unwrap_err();
     assert_eq!(e["code"], "daemon", "{e}");
+
+    // Nothing set for the Catcher or PlanFix: the outbox says so and is empty, and a test
+    // message is the daemon's `catcher_off` refusal.
+    let outbox = invoke(&app, "conveyor_outbox", json!({})).unwrap();
+    assert_eq!(
+        outbox,
+        json!({"catcher": {"configured": false, "target": null},
+            "planfix": {"configured": false, "target": null},
+            "items": [], "pending": 0, "sent": 0, "failed": 0})
+    );
+    let e = invoke(&app, "conveyor_outbox_test", json!({})).unwrap_err();
+    assert_eq!(
+        (e["code"].as_str(), e["daemon_code"].as_str()),
+        (Some("daemon"), Some("catcher_off")),
+        "{e}"
+    );
 }
 
 #[test]
@@ -337,6 +353,35 @@ fn a_level_is_raised_through_the_app_and_a_lower_one_refused_with_the_daemons_co
     )
     .unwrap();
     assert_eq!(l["level"], json!(null), "{l}");
+    assert_eq!(l["planfix_task"], json!(null), "{l}");
+
+    // A PlanFix task: its number kept without the '#'; anything else refused at its field.
+    let with_task = invoke(
+        &app,
+        "conveyor_create_line",
+        json!({"line": {"project_id": p["id"], "title": "t2", "task": "do it", "planfix_task": "#4217"}}),
+    )
+    .unwrap();
+    assert_eq!(with_task["planfix_task"], "4217", "{with_task}");
+    let e = invoke(
+        &app,
+        "conveyor_create_line",
+        json!({"line": {"project_id": p["id"], "title": "t3", "task": "do it", "planfix_task": "PF-1"}}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (
+            e["code"].as_str(),
+            e["daemon_code"].as_str(),
+            e["field"].as_str()
+        ),
+        (
+            Some("daemon"),
+            Some("bad_planfix_task"),
+            Some("planfix_task")
+        ),
+        "{e}"
+    );
 
     let raised = invoke(
         &app,

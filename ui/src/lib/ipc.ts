@@ -37,6 +37,8 @@ import type {
   LineDiff,
   NewLine,
   NewProject,
+  Outbox,
+  OutboxItem,
   Preflight,
   Project,
   Question,
@@ -149,6 +151,12 @@ export const conveyor = {
   budget: () => call<Budget>('conveyor_budget'),
   /** Runs the daemon's preflight now: what would stop a step, item by item. */
   preflight: () => call<Preflight>('conveyor_preflight'),
+  /** What the daemon tells Anton outside the app: the Catcher and PlanFix, configured or not,
+   * and the outbox's messages with their counts. */
+  outbox: () => call<Outbox>('conveyor_outbox'),
+  /** Queues a test message to the Catcher (sent even at night); without a `[catcher]` the
+   * daemon refuses with `catcher_off`. */
+  outboxTest: () => call<OutboxItem>('conveyor_outbox_test'),
   /** Shows an OS notification (tauri-plugin-notification). */
   notify: (notice: Notice) => call<void>('conveyor_notify', { notice }),
 };

@@ -9,6 +9,8 @@ import {
   line as plainLine,
   noTokens,
   notLoggedIn,
+  outboxItem,
+  outboxOf,
   preflight,
   preflightItem,
   project,
@@ -75,6 +77,7 @@ beforeEach(() => {
   api.budget.mockRejectedValue(new IpcError('not_connected', 'no daemon', null));
   api.preflight.mockResolvedValue(preflight([preflightItem()]));
   api.decisions.mockResolvedValue([]);
+  api.outbox.mockResolvedValue(outboxOf());
 });
 afterEach(() => cleanup());
 
@@ -175,6 +178,81 @@ describe('Lines page', () => {
     await fireEvent.click(screen.getByTestId('line-add'));
     await flush();
     expect(api.createLine).toHaveBeenCalledWith({ project_id: 'p2', title: 'Login button', task: 'Add it', priority: 4 });
+  });
+
+  it('queues a line with its PlanFix task, and the line shows it', async () => {
+    const store = new ConveyorStore();
+    const queued = line('n', 'queued', { planfix_task: '4217' });
+    api.createLine.mockResolvedValue(queued);
+    api.lines.mockResolvedValue([queued]);
+    api.line.mockResolvedValue(detailOf(queued));
+    api.diff.mockResolvedValue(diff);
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.input(screen.getByTestId('line-title'), { target: { value: 'Report' } });
+    await fireEvent.input(screen.getByTestId('line-task'), { target: { value: 'Do it' } });
+    await fireEvent.input(screen.getByTestId('line-planfix-task'), { target: { value: ' #4217 ' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(api.createLine).toHaveBeenCalledWith({ project_id: 'p1', title: 'Report', task: 'Do it', priority: 0, planfix_task: '#4217' });
+    expect((screen.getByTestId('line-planfix-task') as HTMLInputElement).value).toBe('');
+
+    await store.select('n');
+    await flush();
+    expect(screen.getByTestId('line-detail').querySelector('[data-testid=line-planfix-task]')?.textContent).toBe(
+      'Задача ПланФикса #4217',
+    );
+  });
+
+  it('sends no PlanFix task when the field is left empty, and a line without one shows none', async () => {
+    const store = new ConveyorStore();
+    const queued = line('n', 'queued');
+    api.createLine.mockResolvedValue(queued);
+    api.lines.mockResolvedValue([queued]);
+    api.line.mockResolvedValue(detailOf(queued));
+    api.diff.mockResolvedValue(diff);
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.input(screen.getByTestId('line-title'), { target: { value: 'Plain' } });
+    await fireEvent.input(screen.getByTestId('line-planfix-task'), { target: { value: '  ' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(api.createLine.mock.calls[0][0]).not.toHaveProperty('planfix_task');
+    await store.select('n');
+    await flush();
+    expect(screen.getByTestId('line-detail').querySelector('[data-testid=line-planfix-task]')).toBeNull();
+  });
+
+  it('a PlanFix task that is not a number is refused at its field, worded, and kept for fixing', async () => {
+    const store = new ConveyorStore();
+    api.createLine.mockRejectedValue(
+      new IpcError('daemon', 'planfix_task "PF-12" is not a PlanFix task number', 'planfix_task', 'bad_planfix_task'),
+    );
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.input(screen.getByTestId('line-title'), { target: { value: 'Report' } });
+    await fireEvent.input(screen.getByTestId('line-planfix-task'), { target: { value: 'PF-12' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    const field = screen.getByTestId('line-planfix-task') as HTMLInputElement;
+    expect(field.value).toBe('PF-12');
+    expect(field.closest('label')?.classList.contains('bad')).toBe(true);
+    const error = screen.getByTestId('line-planfix-error');
+    expect(error.firstChild?.textContent).toBe('Это не номер задачи ПланФикса (например, 1234 или #1234).');
+    expect(error.querySelector('.raw')?.textContent).toContain('PF-12');
+    // At the field, not again under the button.
+    expect(screen.queryByTestId('line-add-error')).toBeNull();
+
+    // Fixed and sent again: the error goes.
+    api.createLine.mockResolvedValue(line('n', 'queued', { planfix_task: '12' }));
+    await fireEvent.input(field, { target: { value: '12' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(screen.queryByTestId('line-planfix-error')).toBeNull();
+    expect(field.closest('label')?.classList.contains('bad')).toBe(false);
   });
 
   it('shows the budget per pool', async () => {
@@ -614,6 +692,135 @@ describe('Conveyor settings', () => {
     await fireEvent.click(screen.getByTestId('preflight-check'));
     await flush();
     expect(screen.getByTestId('preflight-error').textContent).toContain('Конвейер не подключён');
+  });
+
+  const connectedStore = async () => {
+    const store = new ConveyorStore();
+    store.status = { mode: 'embedded', url: 'http://127.0.0.1:1', state: 'connected', message: null, daemon_version: '0.1.0' };
+    api.connection.mockResolvedValue(view);
+    return store;
+  };
+
+  it('shows the Catcher and PlanFix, the counts and every message with what is known of it', async () => {
+    const store = await connectedStore();
+    store.lines = [line('a', 'awaiting_acceptance', { title: 'Login button' })];
+    api.outbox.mockResolvedValue(
+      outboxOf(
+        [
+          outboxItem({ id: 3, kind: 'ready', state: 'pending', attempts: 2, sent_at: null, next_at: '2026-12-02T09:10:00Z', last_error: 'Too Many Requests: retry after 5', line_id: 'a', preview: 'Ready to accept: Login button' }),
+          outboxItem({ id: 4, kind: 'question', state: 'pending', attempts: 0, sent_at: null, held: true, preview: 'Drop the old table?' }),
+          outboxItem({ id: 2, channel: 'planfix', kind: 'report', state: 'failed', attempts: 5, sent_at: null, last_error: 'task 9 not found', preview: '#9' }),
+          outboxItem(),
+        ],
+        { planfix: { configured: true, target: 'https://pf.example.com' } },
+      ),
+    );
+    render(ConveyorSettings, { store });
+    await flush();
+    expect(api.outbox).toHaveBeenCalled();
+    const panel = screen.getByTestId('outbox');
+    expect(panel.querySelector('h3')?.textContent).toBe('Кэтчер и ПланФикс');
+    const channels = screen.getAllByTestId('outbox-channel');
+    expect(channels.map((c) => [c.dataset.channel, c.dataset.configured, c.textContent?.trim()])).toEqual([
+      ['telegram', 'true', 'Кэтчер (Telegram): настроен, чат 42'],
+      ['planfix', 'true', 'ПланФикс: настроен, https://pf.example.com'],
+    ]);
+    expect(screen.getByTestId('outbox-counts').textContent?.trim()).toBe('ждут отправки: 2 · отправлено: 1 · не доставлено: 1');
+
+    const items = screen.getAllByTestId('outbox-item');
+    expect(items.map((i) => [i.dataset.id, i.dataset.kind, i.dataset.channel, i.dataset.state])).toEqual([
+      ['3', 'ready', 'telegram', 'pending'],
+      ['4', 'question', 'telegram', 'pending'],
+      ['2', 'report', 'planfix', 'failed'],
+      ['1', 'test', 'telegram', 'sent'],
+    ]);
+    const [retry, held, failed, sent] = items;
+    expect(retry.textContent).toContain('ждёт отправки');
+    expect(retry.textContent).toContain('готова к приёмке');
+    expect(retry.textContent).toContain('линия «Login button»');
+    expect(retry.querySelector('[data-testid=outbox-item-preview]')?.textContent).toBe('Ready to accept: Login button');
+    expect(retry.querySelector('[data-testid=outbox-item-facts]')?.textContent).toContain('попыток: 2');
+    expect(retry.querySelector('[data-testid=outbox-item-facts]')?.textContent).toContain('следующая попытка');
+    expect(retry.querySelector('[data-testid=outbox-item-error]')?.textContent).toBe('Ошибка: Too Many Requests: retry after 5');
+    expect(held.dataset.held).toBe('true');
+    expect(held.querySelector('[data-testid=outbox-item-facts]')?.textContent).toContain('ночной, в утреннюю сводку');
+    expect(held.querySelector('[data-testid=outbox-item-facts]')?.textContent).not.toContain('следующая попытка');
+    expect(failed.textContent).toContain('не доставлено');
+    expect(failed.textContent).toContain('отчёт в задачу');
+    expect(failed.querySelector('[data-testid=outbox-item-error]')?.textContent).toContain('task 9 not found');
+    expect(sent.querySelector('[data-testid=outbox-item-state]')?.textContent).toBe('отправлено');
+    expect(sent.querySelector('[data-testid=outbox-item-error]')).toBeNull();
+
+    i18n.lang = 'en';
+    await flush();
+    expect(panel.querySelector('h3')?.textContent).toBe('Catcher and PlanFix');
+    expect(held.textContent).toContain('held for the morning digest');
+    expect(screen.getByTestId('outbox-test').textContent?.trim()).toBe('Send a test message');
+  });
+
+  it('sends a test message: queued, the outbox loaded again with it', async () => {
+    const store = await connectedStore();
+    api.outbox.mockResolvedValue(outboxOf());
+    render(ConveyorSettings, { store });
+    await flush();
+    expect(screen.getByTestId('outbox-empty').textContent).toBe('Сообщений ещё не было.');
+    expect(screen.queryByTestId('outbox-test-hint')).toBeNull();
+    const queued = outboxItem({ id: 9, state: 'pending', attempts: 0, sent_at: null, next_at: '2026-12-02T09:00:00Z' });
+    api.outboxTest.mockResolvedValue(queued);
+    api.outbox.mockResolvedValue(outboxOf([queued]));
+    const button = screen.getByTestId('outbox-test') as HTMLButtonElement;
+    expect(button.disabled).toBe(false);
+    expect(button.textContent?.trim()).toBe('Отправить тестовое сообщение');
+    await fireEvent.click(button);
+    await flush();
+    expect(api.outboxTest).toHaveBeenCalledTimes(1);
+    expect(screen.getByTestId('outbox-test-queued').textContent).toContain('Тестовое сообщение в очереди');
+    expect(screen.getAllByTestId('outbox-item').map((i) => [i.dataset.kind, i.dataset.state])).toEqual([['test', 'pending']]);
+
+    // Sent meanwhile: the daemon's outbox event reloads it.
+    api.outbox.mockResolvedValue(outboxOf([{ ...queued, state: 'sent', attempts: 1, sent_at: '2026-12-02T09:00:01Z' }]));
+    store.onEvent({ seq: 2, kind: 'outbox', line_id: null, project_id: null, step_n: null, state: null, detail: null, at: 'x' });
+    await store.flush();
+    await flush();
+    expect(screen.getByTestId('outbox-item').dataset.state).toBe('sent');
+  });
+
+  it('without the Catcher the button is disabled with a hint; a 409 that comes anyway is worded', async () => {
+    const store = await connectedStore();
+    api.outbox.mockResolvedValue(outboxOf([], { catcher: { configured: false, target: null } }));
+    render(ConveyorSettings, { store });
+    await flush();
+    const channel = screen.getAllByTestId('outbox-channel')[0];
+    expect([channel.dataset.channel, channel.dataset.configured]).toEqual(['telegram', 'false']);
+    expect(channel.textContent).toContain('не настроен');
+    const button = screen.getByTestId('outbox-test') as HTMLButtonElement;
+    expect(button.disabled).toBe(true);
+    expect(screen.getByTestId('outbox-test-hint').textContent).toContain('[catcher]');
+
+    // The daemon's config said otherwise a moment ago: the refusal is shown by its code.
+    api.outbox.mockResolvedValue(outboxOf());
+    await store.loadOutbox();
+    await flush();
+    expect(button.disabled).toBe(false);
+    api.outboxTest.mockRejectedValue(
+      new IpcError('daemon', 'the Catcher is not configured: add [catcher] bot_token_file and chat_id', null, 'catcher_off'),
+    );
+    await fireEvent.click(button);
+    await flush();
+    const error = screen.getByTestId('outbox-test-error');
+    expect(error.firstChild?.textContent).toBe('Кэтчер не настроен: в настройках демона нет раздела [catcher].');
+    expect(error.querySelector('.raw')?.textContent).toContain('bot_token_file');
+    expect(screen.queryByTestId('outbox-test-queued')).toBeNull();
+  });
+
+  it('while not connected there is no outbox and nothing to send', async () => {
+    const store = new ConveyorStore();
+    api.connection.mockResolvedValue(view);
+    render(ConveyorSettings, { store });
+    await flush();
+    expect(api.outbox).not.toHaveBeenCalled();
+    expect((screen.getByTestId('outbox-test') as HTMLButtonElement).disabled).toBe(true);
+    expect(screen.queryByTestId('outbox-items')).toBeNull();
   });
 
   it('switching back to embedded sends no URL or token', async () => {

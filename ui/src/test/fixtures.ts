@@ -9,6 +9,8 @@ import type {
   Line,
   LineDetail,
   NightGlance,
+  Outbox,
+  OutboxItem,
   Preflight,
   PreflightItem,
   Project,
@@ -40,6 +42,7 @@ export const line = (id: string, state: Line['state'], over: Partial<Line> = {})
   steps: [],
   denials: [],
   deploys: [],
+  planfix_task: null,
   cost_usd: 0,
   created_at: '2026-11-29T20:00:00Z',
   updated_at: '2026-11-29T20:00:00Z',
@@ -238,4 +241,32 @@ export const preflight = (items: PreflightItem[]): Preflight => ({
   blocking: items.some((i) => i.level === 'blocking'),
   checked_at: '2026-12-02T09:00:00Z',
   items,
+});
+
+/** A test message to the Catcher, sent on the first attempt on 2 December at 09:00 UTC. */
+export const outboxItem = (over: Partial<OutboxItem> = {}): OutboxItem => ({
+  id: 1,
+  channel: 'telegram',
+  kind: 'test',
+  state: 'sent',
+  attempts: 1,
+  next_at: null,
+  last_error: null,
+  line_id: null,
+  held: false,
+  preview: 'Conveyor: a test message',
+  created_at: '2026-12-02T09:00:00Z',
+  sent_at: '2026-12-02T09:00:01Z',
+  ...over,
+});
+
+/** The outbox of `items`, counted; the Catcher configured for chat 42, PlanFix not. */
+export const outboxOf = (items: OutboxItem[] = [], over: Partial<Outbox> = {}): Outbox => ({
+  catcher: { configured: true, target: '42' },
+  planfix: { configured: false, target: null },
+  items,
+  pending: items.filter((i) => i.state === 'pending').length,
+  sent: items.filter((i) => i.state === 'sent').length,
+  failed: items.filter((i) => i.state === 'failed').length,
+  ...over,
 });

@@ -56,6 +56,7 @@ named! {
 wire! {
     /// One message of the outbox.
     pub struct OutboxItem {
+        #[ts(type = "number")]
         pub id: i64,
         pub channel: Channel,
         pub kind: OutboxKind,

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { languages, messages } from './messages';
 import { i18n, t } from './index.svelte';
 import { wordError } from './codes';
-import { DAEMON_ERROR_CODES, PREFLIGHT_CODES, REASON_CODES } from '../generated/codes';
+import {
+  DAEMON_ERROR_CODES,
+  OUTBOX_CHANNELS,
+  OUTBOX_KINDS,
+  OUTBOX_STATES,
+  PREFLIGHT_CODES,
+  REASON_CODES,
+} from '../generated/codes';
 import { IpcError } from '../ipc';
 
 describe('messages', () => {
@@ -30,12 +37,19 @@ describe("the daemon's codes", () => {
     ['reason', REASON_CODES],
     ['preflight.code', PREFLIGHT_CODES],
     ['daemonError', DAEMON_ERROR_CODES],
+    ['outbox.channel', OUTBOX_CHANNELS],
+    ['outbox.configured', OUTBOX_CHANNELS],
+    ['outbox.notConfigured', OUTBOX_CHANNELS],
+    ['outbox.kind', OUTBOX_KINDS],
+    ['outbox.state', OUTBOX_STATES],
   ];
 
   it('come from the generated lists', () => {
     expect(REASON_CODES).toContain('preflight');
     expect(PREFLIGHT_CODES).toContain('agent_login');
     expect(DAEMON_ERROR_CODES).toContain('not_found');
+    expect(DAEMON_ERROR_CODES).toContain('catcher_off');
+    expect(OUTBOX_KINDS).toContain('digest');
   });
 
   it.each(families)('every %s code has a message in every language', (prefix, codes) => {

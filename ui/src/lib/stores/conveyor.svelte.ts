@@ -16,6 +16,8 @@ import type {
   LineState,
   NewLine,
   NewProject,
+  Outbox,
+  OutboxItem,
   Preflight,
   PreflightItem,
   Project,
@@ -79,9 +81,9 @@ export function groupLines(lines: Line[]): LineGroup[] {
   }).filter((g) => g.lines.length > 0);
 }
 
-export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail' | 'preflight' | 'decisions';
+export type Resource = 'lines' | 'projects' | 'review' | 'budget' | 'detail' | 'preflight' | 'decisions' | 'outbox';
 
-const ALL: Resource[] = ['lines', 'projects', 'review', 'budget', 'detail', 'preflight', 'decisions'];
+const ALL: Resource[] = ['lines', 'projects', 'review', 'budget', 'detail', 'preflight', 'decisions', 'outbox'];
 
 /** What each kind of event may have changed. */
 const TOUCHES: Record<Event['kind'], Resource[]> = {
@@ -95,6 +97,8 @@ const TOUCHES: Record<Event['kind'], Resource[]> = {
   preflight: ['preflight', 'lines', 'detail'],
   // A deploy started or ended: the line's deploys and its state.
   deploy: ['lines', 'detail'],
+  // A message to the Catcher or PlanFix was queued, sent or failed: the settings' outbox.
+  outbox: ['outbox'],
 };
 
 /** The preflight's blocking items: the daemon's first (they stop every line), then each
@@ -127,14 +131,16 @@ export class ConveyorStore {
   budget = $state<Budget | null>(null);
   /** What would stop a step, as the daemon last checked it. */
   preflight = $state<Preflight | null>(null);
+  /** The Catcher and PlanFix, and the daemon's messages to them. */
+  outbox = $state<Outbox | null>(null);
   selectedId = $state<string | null>(null);
   /** The Lines page shows only the lines of this filter (opened from the morning's glance). */
   lineFilter = $state<LineFilter | null>(null);
   detail = $state<LineDetail | null>(null);
   diff = $state<LineDiff | null>(null);
   /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff`, `preflight`,
-   * `decisions` (loading), `line:<id>`, `question:<id>`, `project`, `line-add`, `connect`,
-   * `preflight-check` (actions). */
+   * `decisions`, `outbox` (loading), `line:<id>`, `question:<id>`, `project`, `line-add`,
+   * `connect`, `preflight-check`, `outbox-test` (actions). */
   errors = $state<Record<string, IpcError>>({});
   busy = $state<Record<string, boolean>>({});
   /** Questions answered from this app, newest last: `/api/review` lists only open ones. */
@@ -233,6 +239,7 @@ export class ConveyorStore {
     if (what.includes('review')) jobs.push(this.loadReview());
     if (what.includes('budget')) jobs.push(this.loadBudget());
     if (what.includes('preflight')) jobs.push(this.loadPreflight());
+    if (what.includes('outbox')) jobs.push(this.loadOutbox());
     if (what.includes('detail') && this.selectedId) jobs.push(this.loadDetail(this.selectedId));
     if (what.includes('decisions') && this.decisionsProject) jobs.push(this.loadDecisions(this.decisionsProject));
     await Promise.all(jobs);
@@ -256,6 +263,7 @@ export class ConveyorStore {
   loadReview = () => this.load('review', api.review, (v) => (this.review = v));
   loadBudget = () => this.load('budget', api.budget, (v) => (this.budget = v));
   loadPreflight = () => this.load('preflight', api.preflight, (v) => (this.preflight = v));
+  loadOutbox = () => this.load('outbox', api.outbox, (v) => (this.outbox = v));
   loadConnection = () => this.load('connection', api.connection, (v) => (this.connection = v));
 
   /** How many decisions the catalogue shows (the daemon's newest). */
@@ -389,6 +397,14 @@ export class ConveyorStore {
     const p = await this.act('preflight-check', () => api.preflight());
     if (p) this.preflight = p;
     return p;
+  }
+
+  /** «Отправить тестовое сообщение»: queued at once (sent even at night), then the outbox is
+   * loaded again; busy and errors (the daemon's `catcher_off`) under `outbox-test`. */
+  async sendTestMessage(): Promise<OutboxItem | null> {
+    const item = await this.act('outbox-test', () => api.outboxTest());
+    if (item) await this.loadOutbox();
+    return item;
   }
 
   /** Saves the connection settings and (re)connects; the status says how it went. */

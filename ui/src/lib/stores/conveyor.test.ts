@@ -6,6 +6,8 @@ import {
   ev,
   line,
   notLoggedIn,
+  outboxItem,
+  outboxOf,
   preflight,
   preflightItem,
   project,
@@ -74,6 +76,7 @@ describe('ConveyorStore', () => {
     api.budget.mockResolvedValue({ pools: [], running_estimate_usd: 0, kinds: [], misses: { total: 0, recent: 0, advice: null }, park_until: null, last_rate_limit: null });
     api.notify.mockResolvedValue(undefined);
     api.preflight.mockResolvedValue(preflight([preflightItem()]));
+    api.outbox.mockResolvedValue(outboxOf());
     i18n.lang = 'ru';
   });
   afterEach(() => vi.useRealTimers());
@@ -88,6 +91,7 @@ describe('ConveyorStore', () => {
     expect(s.review?.pending_judgement).toBe(2);
     expect(s.budget).not.toBeNull();
     expect(s.preflight?.items[0].code).toBe('git');
+    expect(s.outbox?.catcher.configured).toBe(true);
     s.stop();
   });
 
@@ -145,7 +149,7 @@ describe('ConveyorStore', () => {
     vi.clearAllMocks();
     s.onResync();
     await s.flush();
-    for (const f of [api.lines, api.projects, api.review, api.budget, api.line, api.diff, api.preflight]) {
+    for (const f of [api.lines, api.projects, api.review, api.budget, api.line, api.diff, api.preflight, api.outbox]) {
       expect(f).toHaveBeenCalledTimes(1);
     }
   });
@@ -166,6 +170,35 @@ describe('ConveyorStore', () => {
     s.onEvent(ev({ kind: 'line', line_id: 'a', state: 'running' }));
     await s.flush();
     expect(api.preflight).toHaveBeenCalledTimes(1);
+  });
+
+  it('an outbox event reloads the outbox, and nothing else', async () => {
+    const s = new ConveyorStore();
+    await s.loadOutbox();
+    expect(s.outbox?.items).toEqual([]);
+    vi.clearAllMocks();
+    api.outbox.mockResolvedValue(outboxOf([outboxItem()]));
+    s.onEvent(ev({ kind: 'outbox' }));
+    await s.flush();
+    expect(api.outbox).toHaveBeenCalledTimes(1);
+    for (const f of [api.lines, api.review, api.budget, api.projects, api.preflight]) expect(f).not.toHaveBeenCalled();
+    expect(s.outbox?.sent).toBe(1);
+    // Other events leave the outbox alone.
+    s.onEvent(ev({ kind: 'line', line_id: 'a', state: 'running' }));
+    await s.flush();
+    expect(api.outbox).toHaveBeenCalledTimes(1);
+  });
+
+  it('a test message is sent and the outbox loaded again; a refusal is kept under outbox-test', async () => {
+    const s = new ConveyorStore();
+    api.outboxTest.mockResolvedValue(outboxItem({ state: 'pending' }));
+    api.outbox.mockResolvedValue(outboxOf([outboxItem({ state: 'pending' })]));
+    expect((await s.sendTestMessage())?.kind).toBe('test');
+    expect(s.outbox?.pending).toBe(1);
+    api.outboxTest.mockRejectedValue(new IpcError('daemon', 'not configured', null, 'catcher_off'));
+    expect(await s.sendTestMessage()).toBeNull();
+    expect(s.error('outbox-test')?.daemonCode).toBe('catcher_off');
+    expect(s.busy['outbox-test']).toBe(false);
   });
 
   it('a line ready to accept is notified once, with its title', async () => {
