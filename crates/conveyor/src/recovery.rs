@@ -65,6 +65,12 @@ pub async fn recover(sh: &Shared) -> Result<()> {
         };
         if let (Some(wt), Some(cp)) = (&l.worktree, &l.checkpoint) {
             let wt = PathBuf::from(wt);
+            // A checkpoint commit cut by the kill leaves git's locks behind; the worktree and
+            // its branch are the daemon's alone, and nothing of it runs now.
+            let locks = git::clear_stale_locks(&wt, &l.branch);
+            if !locks.is_empty() {
+                tracing::warn!(line = %l.id, locks = ?locks, "removed git locks left by the kill");
+            }
             if wt.exists()
                 && let Err(e) = git::reset_to(&wt, cp).await
             {

@@ -403,6 +403,41 @@ pub async fn reset_to(worktree: &Path, commit: &str) -> Result<()> {
     Ok(())
 }
 
+/// Removes the lock files a git command killed with the daemon leaves in a worktree the daemon
+/// owns: its `index.lock` and `HEAD.lock` (in the worktree's own git folder) and the lock of
+/// its `branch` (in the repository's `refs`). Only for recovery, when no command of the daemon
+/// runs: a lock left by a dead process stops every later command there ("Unable to create
+/// '…/index.lock': File exists"). Returns the files removed.
+pub fn clear_stale_locks(worktree: &Path, branch: &str) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
+    // A linked worktree's `.git` is a file: `gitdir: <repo>/.git/worktrees/<name>`.
+    let Ok(dot_git) = std::fs::read_to_string(worktree.join(".git")) else {
+        return removed;
+    };
+    let Some(gitdir) = dot_git
+        .trim()
+        .strip_prefix("gitdir:")
+        .map(|p| PathBuf::from(p.trim()))
+    else {
+        return removed;
+    };
+    // `commondir` holds the path of the repository's git folder, relative to the gitdir.
+    let common = std::fs::read_to_string(gitdir.join("commondir"))
+        .map(|c| gitdir.join(c.trim()))
+        .unwrap_or_else(|_| gitdir.join("../.."));
+    let branch_lock = common.join("refs/heads").join(format!("{branch}.lock"));
+    for lock in [
+        gitdir.join("index.lock"),
+        gitdir.join("HEAD.lock"),
+        branch_lock,
+    ] {
+        if lock.exists() && std::fs::remove_file(&lock).is_ok() {
+            removed.push(lock);
+        }
+    }
+    removed
+}
+
 mod merge;
 
 pub use merge::{

@@ -236,17 +236,18 @@ pub(super) async fn run_step(
                 return budget_cap_hit(sh, line, step, (&worktree, &checkpoint), &message).await;
             }
             Verdict::NoConversation { reason } => {
-                // Safe to start the conversation only if no run of the line ever reached
-                // system/init (nor a result): then the session never started and there is no
-                // context to lose. Otherwise Anton decides.
-                let started = runs::session_started_by_another(
+                // Safe to start the conversation afresh only if no run of the session ever
+                // ended with a result: runs killed after `system/init` (a daemon crash) may
+                // have saved nothing, and their work was rolled back to the checkpoint, so
+                // there is no context to lose. After a finished run Anton decides.
+                let finished = runs::session_finished_by_another(
                     &mut *sh.store.conn().await?,
                     &line.id,
                     run_id,
                 )
                 .await?;
-                if resume && !started {
-                    let note = "the CLI knew no conversation under the line's session id although no run had started it (no system/init): the session is started afresh with --session-id";
+                if resume && !finished {
+                    let note = "the CLI knew no conversation under the line's session id although no run of it had finished (its runs were cut before the CLI saved anything): the session is started afresh with --session-id";
                     tracing::warn!(line = %line.id, "{note}");
                     journal_note(sh, &line.id, &step.id, note, &reason).await?;
                     store::lines::set_session_started(
@@ -624,10 +625,10 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         d.stop().await;
     }
 
-    /// An earlier run reached system/init: the session existed, so a lost conversation stops
-    /// the line for Anton and nothing is started under the line's id.
-    #[tokio::test]
-    async fn a_session_that_saw_init_is_never_started_again() {
+    /// An earlier run of the session (`outcome`, with its session total when it ended with a
+    /// result) before the step's own, then `run_step`: what the fake CLI was called with, and
+    /// the line as it ends.
+    async fn after_an_earlier_run(finished: bool) -> (Vec<String>, store::LineRow, StepState) {
         let tmp = tempfile::tempdir().unwrap();
         let (claude, log) = fake_session_claude(tmp.path());
         let d = crate::daemon::testing::start(
@@ -636,19 +637,48 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         )
         .await;
         let sh = d.shared().clone();
-        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Planner).await;
-        // The first attempt saw system/init and was interrupted before any result.
+        let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
         let run = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
         runs::saw_init(&mut sh.store.conn().await.unwrap(), run, &line.id)
             .await
             .unwrap();
-        runs::set_outcome(
-            &mut sh.store.conn().await.unwrap(),
-            run,
-            RunOutcome::Interrupted,
-        )
-        .await
-        .unwrap();
+        if finished {
+            let mut tx = sh.store.begin().await.unwrap();
+            runs::finish(
+                &mut tx,
+                run,
+                &line.id,
+                Some(0.01),
+                &runs::Ended {
+                    outcome: RunOutcome::Failed,
+                    exit_code: Some(0),
+                    session_total: Some(0.01),
+                    cost_usd: 0.01,
+                    input_tokens: 0,
+                    output_tokens: 0,
+                    cache_read: 0,
+                    cache_write: 0,
+                    duration_ms: 1,
+                    result: Some("ok".into()),
+                    stderr_tail: String::new(),
+                    permission_denials: None,
+                    hook_blocks: 0,
+                    init_seen: true,
+                },
+            )
+            .await
+            .unwrap();
+            tx.commit().await.unwrap();
+        } else {
+            // Killed after system/init, before the CLI saved anything.
+            runs::set_outcome(
+                &mut sh.store.conn().await.unwrap(),
+                run,
+                RunOutcome::Interrupted,
+            )
+            .await
+            .unwrap();
+        }
         let line = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
             .await
             .unwrap()
@@ -656,14 +686,38 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
             .await
             .unwrap();
-        assert_eq!(calls(&log), ["resume"]);
         let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
             .await
             .unwrap()
             .unwrap();
-        assert_eq!(l.state, LineState::NeedsHuman);
-        assert!(l.reason.unwrap_or_default().contains("session is gone"));
+        let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
+            .await
+            .unwrap()
+            .unwrap();
         drop(sh);
         d.stop().await;
+        (calls(&log), l, s.state)
+    }
+
+    /// An earlier run reached system/init and was killed before it ended (a daemon crash): the
+    /// CLI may have saved nothing, and its work was rolled back, so a conversation the CLI
+    /// does not know is started afresh — a crash is no reason to wake Anton.
+    #[tokio::test]
+    async fn a_session_whose_runs_were_all_cut_after_init_is_started_again() {
+        let (calls, line, step) = after_an_earlier_run(false).await;
+        assert_eq!(calls, ["resume", "session-id"]);
+        assert_eq!(step, StepState::Done);
+        assert_ne!(line.state, LineState::NeedsHuman, "{:?}", line.reason);
+    }
+
+    /// An earlier run ended with a result: the CLI had saved the conversation, so one it no
+    /// longer knows is lost work — the line stops for Anton, nothing is started under its id.
+    #[tokio::test]
+    async fn a_session_with_a_finished_run_is_never_started_again() {
+        let (calls, line, _) = after_an_earlier_run(true).await;
+        assert_eq!(calls, ["resume"]);
+        assert_eq!(line.state, LineState::NeedsHuman);
+        assert_eq!(line.reason_code, Some(ReasonCode::NoConversation));
+        assert!(line.reason.unwrap_or_default().contains("session is gone"));
     }
 }

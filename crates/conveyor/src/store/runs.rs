@@ -354,19 +354,19 @@ pub async fn count_of_line(c: &mut SqliteConnection, line_id: &str) -> Result<i6
     )
 }
 
-/// Whether a run of the line other than `except` ever started its session (reached
-/// `system/init`, or reported a session total).
+/// Whether a run of the line's session other than `except` ended with a result (its session
+/// total is known): then the CLI had saved the conversation, and one it no longer knows is
+/// lost work. A run that only reached `system/init` before it was killed saved nothing.
 ///
 /// # Errors
 /// Database errors.
-pub async fn session_started_by_another(
+pub async fn session_finished_by_another(
     c: &mut SqliteConnection,
     line_id: &str,
     except: i64,
 ) -> Result<bool> {
     let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND kind != 'judge'
-         AND (init_seen = 1 OR session_total IS NOT NULL)",
+        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL",
     )
     .bind(line_id)
     .bind(except)

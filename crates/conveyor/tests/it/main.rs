@@ -13,6 +13,7 @@ mod judge;
 mod layout;
 mod line_e2e;
 mod roles;
+mod storm;
 mod support;
 mod usage_limit;
 mod user_mode;
