@@ -153,6 +153,7 @@ impl From<conveyor_api::ClientError> for AppError {
                     | Api::NotAnOption
                     | Api::CatcherOff
                     | Api::BadPlanfixTask
+                    | Api::DuplicateTitle
                     | Api::Internal => ErrorCode::Daemon,
                 }
             }
@@ -172,6 +173,7 @@ impl From<conveyor_api::ClientError> for AppError {
         // A refusal that names one field of the request: the form marks that field.
         let field = match daemon_code {
             Some(conveyor_api::ErrorCode::BadPlanfixTask) => Some("planfix_task".to_owned()),
+            Some(conveyor_api::ErrorCode::DuplicateTitle) => Some("title".to_owned()),
             _ => None,
         };
         AppError {

@@ -120,6 +120,8 @@ named! {
         CatcherOff = "catcher_off",
         /// 422: `planfix_task` is not a PlanFix task number.
         BadPlanfixTask = "bad_planfix_task",
+        /// 409: the project has an open line (neither accepted nor cancelled) with that title.
+        DuplicateTitle = "duplicate_title",
         /// 500: the daemon failed; the details are in its log, never in the answer.
         Internal = "internal",
     }
@@ -653,6 +655,7 @@ mod tests {
             (ErrorCode::LevelLower, "level_lower"),
             (ErrorCode::CatcherOff, "catcher_off"),
             (ErrorCode::BadPlanfixTask, "bad_planfix_task"),
+            (ErrorCode::DuplicateTitle, "duplicate_title"),
             (ErrorCode::Internal, "internal"),
         ];
         assert_eq!(sent.len(), ErrorCode::ALL.len());

@@ -257,6 +257,7 @@ async fn list(
 #[utoipa::path(post, operation_id = "create_line", path = "/api/lines", request_body = NewLine,
     responses((status = 201, body = Line),
         (status = 400, description = "`bad_request`: a malformed body, or a blank `title` or `task`", body = ApiErrorBody),
+        (status = 409, description = "`duplicate_title`: the project has an open line (neither accepted nor cancelled) with that title (case and blanks aside)", body = ApiErrorBody),
         (status = 422, description = "`unknown_project`: no project has that id; `bad_planfix_task`: `planfix_task` is not a task number", body = ApiErrorBody)))]
 async fn create(
     State(st): State<AppState>,
@@ -288,6 +289,20 @@ async fn create(
         return Err(ApiError::unprocessable(
             ErrorCode::UnknownProject,
             format!("no project {}", n.project_id),
+        ));
+    }
+    // The evening queues lines from a conversation: the same line said twice is one line.
+    if let Some(open) =
+        store::lines::open_with_title(&mut *st.store.conn().await?, &n.project_id, &n.title).await?
+    {
+        return Err(ApiError::conflict(
+            ErrorCode::DuplicateTitle,
+            format!(
+                "the project already has an open line titled {:?} ({}, {}): change its priority or cancel it instead",
+                open.title,
+                open.id,
+                open.state.as_str()
+            ),
         ));
     }
     // The session id is assigned now, before the first step.

@@ -286,6 +286,28 @@ pub async fn in_states(c: &mut SqliteConnection, states: &[LineState]) -> Result
     Ok(q.fetch_all(&mut *c).await?)
 }
 
+/// The open line (neither accepted nor cancelled) of `project_id` whose title is `title` as
+/// compared for duplicates (case, blanks and a closing mark aside), if any.
+///
+/// # Errors
+/// Database errors.
+pub async fn open_with_title(
+    c: &mut SqliteConnection,
+    project_id: &str,
+    title: &str,
+) -> Result<Option<LineRow>> {
+    let want = super::questions::normalise(title);
+    let open: Vec<LineRow> = sqlx::query_as(
+        "SELECT * FROM lines WHERE project_id = ? AND state NOT IN ('accepted', 'cancelled')",
+    )
+    .bind(project_id)
+    .fetch_all(&mut *c)
+    .await?;
+    Ok(open
+        .into_iter()
+        .find(|l| super::questions::normalise(&l.title) == want))
+}
+
 /// `(project_id, line_id)` of every line in any of `states`.
 ///
 /// # Errors

@@ -229,6 +229,45 @@ async fn a_kill_9_storm_finishes_every_line_and_reruns_no_finished_step() {
         let want: String = (2..2 + steps()).map(|n| format!("{n}\n")).collect();
         assert_eq!(text, want, "line {}", l.title);
     }
+    // The deploy ran once per merge that reached it and was green (one cut by a kill is
+    // settled by its health check, not run again); production runs main.
+    let deployed = &states[2];
+    assert!(
+        deployed
+            .line
+            .deploys
+            .iter()
+            .all(|d| d.outcome == conveyor_api::DeployOutcome::Green),
+        "{:#?}",
+        deployed.line.deploys
+    );
+    assert_eq!(
+        deployed.line.deploys.len(),
+        1,
+        "{:#?}",
+        deployed.line.deploys
+    );
+    let production = std::fs::read_to_string(deploys.path().join("current")).unwrap();
+    let r_main = git(
+        &d.repo().parent().unwrap().join("r"),
+        &["rev-parse", "main"],
+    );
+    assert_eq!(production.trim(), r_main.trim());
+    // The judged fork is decided once: one question, judged by one judge step that is done.
+    let judged = &states[1];
+    assert_eq!(judged.questions.len(), 1, "{:#?}", judged.questions);
+    assert_eq!(
+        judged.questions[0].status,
+        conveyor_api::QuestionStatus::Decided
+    );
+    let judges: Vec<_> = judged
+        .line
+        .steps
+        .iter()
+        .filter(|s| s.kind == conveyor_api::StepKind::Judge)
+        .collect();
+    assert_eq!(judges.len(), 1, "{judges:#?}");
+    assert_eq!(judges[0].state, StepState::Done);
     // No agent left running.
     let mut leftovers = 0;
     for s in states.iter().flat_map(|l| l.line.steps.iter()) {

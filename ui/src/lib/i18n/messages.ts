@@ -443,6 +443,7 @@ const ru = {
   'daemonError.level_lower': 'Уровень линии уже выше: уровень можно только повышать.',
   'daemonError.catcher_off': 'Кэтчер не настроен: в настройках демона нет раздела [catcher].',
   'daemonError.bad_planfix_task': 'Это не номер задачи ПланФикса (например, 1234 или #1234).',
+  'daemonError.duplicate_title': 'В проекте уже есть открытая линия с таким названием: поменяйте её приоритет или отмените её.',
   'daemonError.internal': 'Демон сломался на этом запросе (подробности в его журнале).',
 
   'reason.cancelled': 'отменена',
@@ -985,6 +986,7 @@ const en: Record<MessageKey, string> = {
   'daemonError.level_lower': "The line's level is higher already: a level only goes up.",
   'daemonError.catcher_off': "The Catcher is not configured: the daemon's config has no [catcher].",
   'daemonError.bad_planfix_task': 'That is not a PlanFix task number (e.g. 1234 or #1234).',
+  'daemonError.duplicate_title': 'The project already has an open line with that title: change its priority or cancel it instead.',
   'daemonError.internal': 'The daemon failed on this request (its log has the details).',
 
   'reason.cancelled': 'cancelled',
