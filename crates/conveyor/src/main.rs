@@ -1,7 +1,10 @@
 //! `conveyord serve --config conveyor.toml`: the daemon. `conveyord budget`: what a running
-//! daemon's budget looks like. `conveyord check`: its preflight. Every subcommand but `serve`
-//! is a client of a running daemon's API, except `hook`, which the agent CLI runs as a judge's
+//! daemon's budget looks like. `conveyord check`: its preflight. `conveyord lines` and
+//! `conveyord line add | priority | cancel`: the queue. Every subcommand but `serve` is a
+//! client of a running daemon's API, except `hook`, which the agent CLI runs as a judge's
 //! hooks.
+
+mod cli;
 
 use std::path::PathBuf;
 
@@ -28,6 +31,30 @@ enum Cmd {
     /// Run the running daemon's preflight now (`GET /api/preflight`) and print what would
     /// stop lines. Exit 0 when nothing blocks, 2 when something does, 1 on an error.
     Check(Connect),
+    /// List the lines (`GET /api/lines`), in the daemon's order: highest priority first.
+    Lines {
+        /// Only lines in this state (`queued`, `running`, `awaiting_acceptance`, …).
+        #[arg(long)]
+        state: Option<String>,
+        /// Only this project's (its id or name).
+        #[arg(long)]
+        project: Option<String>,
+        /// The API's JSON instead of a table.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        connect: Connect,
+    },
+    /// Queue a line, change its priority, or cancel it.
+    Line {
+        #[command(subcommand)]
+        cmd: cli::LineCmd,
+        /// The API's JSON of the line instead of a sentence.
+        #[arg(long, global = true)]
+        json: bool,
+        #[command(flatten)]
+        connect: Connect,
+    },
     /// The hooks of a judge's or a checking role's run, run by the agent CLI (not for people).
     #[command(subcommand, hide = true)]
     Hook(HookCmd),
@@ -68,20 +95,21 @@ enum HookCmd {
     OnlyWrite { file: PathBuf },
 }
 
-/// How a client subcommand reaches the daemon: its config file, or a URL and a token.
+/// How a client subcommand reaches the daemon: its config file, or a URL and a token (given
+/// anywhere on the command line, also after `line add`).
 #[derive(clap::Args)]
 struct Connect {
     /// The daemon's config file (for its listen address and token file).
-    #[arg(long, default_value = "conveyor.toml")]
+    #[arg(long, default_value = "conveyor.toml", global = true)]
     config: PathBuf,
     /// The daemon's URL, instead of the config's listen address.
-    #[arg(long)]
+    #[arg(long, global = true)]
     url: Option<String>,
     /// The bearer token, instead of the config's token file.
-    #[arg(long, conflicts_with = "token_file")]
+    #[arg(long, conflicts_with = "token_file", global = true)]
     token: Option<String>,
     /// A file holding the bearer token, instead of the config's.
-    #[arg(long)]
+    #[arg(long, global = true)]
     token_file: Option<PathBuf>,
 }
 
@@ -103,6 +131,32 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(if blocking { 2 } else { 0 });
         }
         Cmd::Hook(h) => return hook(h),
+        Cmd::Lines {
+            state,
+            project,
+            json,
+            connect,
+        } => {
+            let (url, client) = client(&connect)?;
+            let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
+            let out = rt
+                .block_on(cli::lines(
+                    &client,
+                    state.as_deref(),
+                    project.as_deref(),
+                    json,
+                ))
+                .with_context(|| format!("the daemon at {url}"))?;
+            return print(&out);
+        }
+        Cmd::Line { cmd, json, connect } => {
+            let (url, client) = client(&connect)?;
+            let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
+            let out = rt
+                .block_on(cli::line(&client, cmd, json))
+                .with_context(|| format!("the daemon at {url}"))?;
+            return print(&out);
+        }
     };
     let cfg = conveyor::Config::load(&config).context("loading the config")?;
     let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;

@@ -21,6 +21,8 @@ pub struct Entry<'a> {
     /// Whether it has a default, and a why.
     pub has_default: bool,
     pub has_why: bool,
+    /// The step that wrote it, when one did.
+    pub step: Option<&'a str>,
 }
 
 /// What the rules leave of the project.
@@ -34,6 +36,10 @@ pub struct Context<'a> {
     /// `(id, normalised text)` of the complete entries being sorted with it: an incomplete
     /// entry asked again in full is superseded by the full one.
     pub complete: &'a [(String, String)],
+    /// `(step, id, normalised text, created_at)` of the line's entries that are no duplicates:
+    /// a step run again after an interrupted attempt (a daemon crash) writes its entries
+    /// again, and the second is the first one.
+    pub written: &'a [(String, String, String, i64)],
 }
 
 /// Where the rules put an entry.
@@ -41,7 +47,8 @@ pub struct Context<'a> {
 pub enum Sorted {
     /// Written by day, reversible or cheap: the default stands, no judge run.
     DecidedByDay,
-    /// The same text as an open validated question of the project.
+    /// The same text as an open validated question of the project, or as an entry its own step
+    /// wrote before (in an attempt that was cut).
     Duplicate { of: String },
     /// It lacks what a question needs before it reaches Anton (the before-question boundary:
     /// text, a default, a why; options or a free answer): back to its session, saying what.
@@ -65,6 +72,14 @@ pub fn by_day(night: Option<&Night>, at: i64) -> bool {
 
 /// Sorts one entry.
 pub fn sort(e: &Entry<'_>, cx: &Context<'_>) -> Sorted {
+    if let Some(step) = e.step
+        && let Some((_, id, ..)) = cx
+            .written
+            .iter()
+            .find(|(s, _, t, at)| s == step && t == e.text && *at < e.created_at)
+    {
+        return Sorted::Duplicate { of: id.clone() };
+    }
     if by_day(cx.night, e.created_at) && !grave(e.reversible, e.expensive) {
         return Sorted::DecidedByDay;
     }
@@ -109,6 +124,7 @@ mod tests {
             read_memory: false,
             has_default: true,
             has_why: true,
+            step: None,
         }
     }
 
@@ -121,6 +137,7 @@ mod tests {
             open: &[],
             night: None,
             complete: &[],
+            written: &[],
         };
         let bare = Entry {
             has_default: false,
@@ -159,6 +176,58 @@ mod tests {
         );
     }
 
+    /// A step run again after a cut attempt writes its entries again: the repeat is the entry
+    /// written before, whatever became of it; another step's same words are not.
+    #[test]
+    fn an_entry_its_own_step_wrote_before_is_that_entry() {
+        let written = vec![(
+            "s2".to_string(),
+            "q-first".to_string(),
+            "cache in memory".to_string(),
+            5,
+        )];
+        let cx = Context {
+            has_memory: false,
+            open: &[],
+            night: None,
+            complete: &[],
+            written: &written,
+        };
+        let again = Entry {
+            step: Some("s2"),
+            created_at: 9,
+            ..entry("cache in memory")
+        };
+        assert_eq!(
+            sort(&again, &cx),
+            Sorted::Duplicate {
+                of: "q-first".into()
+            }
+        );
+        // The first itself, another step's, and another text go on as before.
+        let itself = Entry {
+            created_at: 5,
+            ..again.clone()
+        };
+        assert_eq!(sort(&itself, &cx), Sorted::Judge);
+        let other_step = Entry {
+            step: Some("s3"),
+            ..again.clone()
+        };
+        assert_eq!(sort(&other_step, &cx), Sorted::Judge);
+        assert_eq!(
+            sort(
+                &Entry {
+                    step: Some("s2"),
+                    created_at: 9,
+                    ..entry("cache on disk")
+                },
+                &cx
+            ),
+            Sorted::Judge
+        );
+    }
+
     #[test]
     fn the_rules_in_their_order() {
         let open = vec![("q-old".to_string(), "keep the old api".to_string())];
@@ -167,6 +236,7 @@ mod tests {
             open: &open,
             night: None,
             complete: &[],
+            written: &[],
         };
         assert_eq!(
             sort(&entry("keep the old api"), &cx),
@@ -203,6 +273,7 @@ mod tests {
             open: &[],
             night: Some(&night),
             complete: &[],
+            written: &[],
         };
         let day = Entry {
             created_at: noon,

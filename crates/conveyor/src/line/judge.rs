@@ -154,11 +154,32 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
         })
         .map(|q| (q.id.clone(), q.normalised()))
         .collect();
+    // Every entry of the line a step wrote, but duplicates: what a step run again writes again.
+    let all = questions::of_line(
+        &mut *sh.store.conn().await?,
+        &line.id,
+        &[
+            QuestionStatus::Unvalidated,
+            QuestionStatus::Validated,
+            QuestionStatus::Rework,
+            QuestionStatus::Decided,
+            QuestionStatus::Answered,
+        ],
+    )
+    .await?;
+    let written: Vec<(String, String, String, i64)> = all
+        .iter()
+        .filter_map(|q| {
+            let step = q.from_step.clone()?;
+            Some((step, q.id.clone(), q.normalised(), q.created_at))
+        })
+        .collect();
     let cx = rules::Context {
         has_memory: !mem.paths.is_empty(),
         open: &open,
         night: night.as_ref(),
         complete: &complete,
+        written: &written,
     };
     let mut sorted = Vec::new();
     for q in entries {
@@ -181,6 +202,7 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
                 .as_deref()
                 .is_some_and(|d| !d.trim().is_empty()),
             has_why: q.said.why.as_deref().is_some_and(|w| !w.trim().is_empty()),
+            step: q.from_step.as_deref(),
         };
         let s = rules::sort(&e, &cx);
         sorted.push((q, s));
@@ -208,7 +230,7 @@ pub(crate) async fn sort(sh: &Shared, line: &LineRow) -> Result<Left> {
                 let v = Verdict {
                     status: QuestionStatus::Duplicate,
                     by: DecisionSource::Daemon,
-                    why: "the same text as an open question of the project",
+                    why: "the same text as an open question of the project, or as an entry its step wrote before",
                     duplicate_of: Some(&of),
                     urgent: false,
                     now,

@@ -3,6 +3,7 @@
 
 mod api;
 mod catcher;
+mod cli;
 mod crash;
 mod dead_ends;
 mod deploy;
