@@ -444,6 +444,7 @@ const ru = {
   'daemonError.catcher_off': 'Кэтчер не настроен: в настройках демона нет раздела [catcher].',
   'daemonError.bad_planfix_task': 'Это не номер задачи ПланФикса (например, 1234 или #1234).',
   'daemonError.duplicate_title': 'В проекте уже есть открытая линия с таким названием: поменяйте её приоритет или отмените её.',
+  'daemonError.duplicate_line': 'Одна линия указана в новом порядке дважды.',
   'daemonError.internal': 'Демон сломался на этом запросе (подробности в его журнале).',
 
   'reason.cancelled': 'отменена',
@@ -987,6 +988,7 @@ const en: Record<MessageKey, string> = {
   'daemonError.catcher_off': "The Catcher is not configured: the daemon's config has no [catcher].",
   'daemonError.bad_planfix_task': 'That is not a PlanFix task number (e.g. 1234 or #1234).',
   'daemonError.duplicate_title': 'The project already has an open line with that title: change its priority or cancel it instead.',
+  'daemonError.duplicate_line': 'A line is listed twice in the new order.',
   'daemonError.internal': 'The daemon failed on this request (its log has the details).',
 
   'reason.cancelled': 'cancelled',
