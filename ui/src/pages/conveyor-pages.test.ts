@@ -255,6 +255,90 @@ describe('Lines page', () => {
     expect(field.closest('label')?.classList.contains('bad')).toBe(false);
   });
 
+  it('moves a queued line with Alt+↑/↓ on it: one reorder of the whole queued group, the focus kept', async () => {
+    const store = new ConveyorStore();
+    const queued = [line('a', 'queued', { priority: 3 }), line('b', 'queued', { priority: 0 }), line('c', 'queued', { priority: 1 })];
+    api.lines.mockResolvedValue([...queued, line('r', 'running')]);
+    await store.loadLines();
+    render(Lines, { store });
+    await flush();
+    const grips = screen.getAllByTestId('line-grip');
+    expect(grips.map((g) => g.dataset.lineId)).toEqual(['a', 'c', 'b']);
+    // Each grip says what it does, in the interface's language.
+    expect(grips[0].getAttribute('aria-label')).toBe('Переставить «line a» в очереди: перетащите или нажмите Alt+↑ / Alt+↓');
+    api.reorder.mockResolvedValue([queued[2], queued[0], queued[1]]);
+    grips[1].focus();
+    await fireEvent.keyDown(grips[1], { key: 'ArrowUp', code: 'ArrowUp', altKey: true });
+    await flush();
+    expect(api.reorder).toHaveBeenCalledWith(['c', 'a', 'b']);
+    expect(document.activeElement).toBe(screen.getAllByTestId('line-grip').find((g) => g.dataset.lineId === 'c'));
+    expect(screen.getByTestId('queue-announce').textContent).toBe('«line c»: теперь 1-я в очереди из 3');
+    // Without Alt, or past the end, nothing is sent.
+    api.reorder.mockClear();
+    await fireEvent.keyDown(grips[2], { key: 'ArrowDown', code: 'ArrowDown' });
+    await fireEvent.keyDown(screen.getAllByTestId('line-row')[3], { key: 'ArrowDown', code: 'ArrowDown', altKey: true });
+    await flush();
+    expect(api.reorder).not.toHaveBeenCalled();
+    // Alt+↓ on the row itself works as on its grip.
+    api.reorder.mockResolvedValue(queued);
+    await fireEvent.keyDown(screen.getAllByTestId('line-row')[1], { key: 'ArrowDown', code: 'ArrowDown', altKey: true });
+    await flush();
+    expect(api.reorder).toHaveBeenCalledTimes(1);
+  });
+
+  it('drags a queued line by its grip with the pointer: a drop indicator, then one reorder', async () => {
+    const store = new ConveyorStore();
+    api.lines.mockResolvedValue([line('a', 'queued', { priority: 3 }), line('b', 'queued', { priority: 2 }), line('c', 'queued')]);
+    await store.loadLines();
+    render(Lines, { store });
+    await flush();
+    // Rows 40 px high from the top.
+    screen.getAllByTestId('queued-item').forEach((row, i) => {
+      row.getBoundingClientRect = () => ({ top: i * 40, height: 40, bottom: i * 40 + 40, left: 0, right: 300, width: 300, x: 0, y: i * 40, toJSON: () => ({}) });
+    });
+    const grip = screen.getAllByTestId('line-grip')[2];
+    await fireEvent.pointerDown(grip, { pointerId: 1, button: 0, clientY: 100 });
+    await fireEvent.pointerMove(window, { pointerId: 1, clientY: 50 });
+    await flush();
+    expect(screen.getByTestId('drop-indicator').dataset.gap).toBe('1');
+    expect(screen.getAllByTestId('queued-item')[2].classList.contains('lifted')).toBe(true);
+    // Over the line itself: no indicator, nothing to send.
+    await fireEvent.pointerMove(window, { pointerId: 1, clientY: 95 });
+    await flush();
+    expect(screen.queryByTestId('drop-indicator')).toBeNull();
+    await fireEvent.pointerMove(window, { pointerId: 1, clientY: 5 });
+    await flush();
+    expect(screen.getByTestId('drop-indicator').dataset.gap).toBe('0');
+    api.reorder.mockResolvedValue([]);
+    await fireEvent.pointerUp(window, { pointerId: 1, clientY: 5 });
+    await flush();
+    expect(api.reorder).toHaveBeenCalledWith(['c', 'a', 'b']);
+    expect(screen.queryByTestId('drop-indicator')).toBeNull();
+
+    // Escape drops nothing.
+    api.reorder.mockClear();
+    await fireEvent.pointerDown(screen.getAllByTestId('line-grip')[0], { pointerId: 2, button: 0, clientY: 10 });
+    await fireEvent.pointerMove(window, { pointerId: 2, clientY: 110 });
+    await fireEvent.keyDown(window, { key: 'Escape' });
+    await fireEvent.pointerUp(window, { pointerId: 2, clientY: 110 });
+    await flush();
+    expect(api.reorder).not.toHaveBeenCalled();
+  });
+
+  it('a reorder the daemon refuses is said above the queue', async () => {
+    const store = new ConveyorStore();
+    api.lines.mockResolvedValue([line('a', 'queued', { priority: 3 }), line('b', 'queued')]);
+    await store.loadLines();
+    render(Lines, { store });
+    await flush();
+    api.reorder.mockRejectedValue(new IpcError('invalid_state', 'only queued lines are reordered: b (planning)', null, 'invalid_state'));
+    await fireEvent.keyDown(screen.getAllByTestId('line-grip')[1], { key: 'ArrowUp', altKey: true });
+    await flush();
+    expect(screen.getByTestId('queue-order-error').textContent).toContain('only queued lines are reordered');
+    expect(screen.getAllByTestId('line-grip').map((g) => g.dataset.lineId)).toEqual(['a', 'b']);
+    expect(screen.getByTestId('queue-announce').textContent).toBe('Порядок очереди не изменён.');
+  });
+
   it('shows the budget per pool', async () => {
     const store = new ConveyorStore();
     api.budget.mockResolvedValue({
