@@ -339,6 +339,80 @@ describe('Lines page', () => {
     expect(screen.getByTestId('queue-announce').textContent).toBe('Порядок очереди не изменён.');
   });
 
+  it('queues several lines from the form in order, a refused one kept at its field with the reason', async () => {
+    const store = new ConveyorStore();
+    await store.loadProjects();
+    api.createLine.mockImplementation(async (l: { title: string }) => {
+      if (l.title === 'Вход') {
+        throw new IpcError('daemon', 'the project already has an open line titled "Вход"', 'title', 'duplicate_title');
+      }
+      return line(l.title, 'queued');
+    });
+    render(Lines, { store });
+    await flush();
+    await fireEvent.click(screen.getByTestId('line-add-row'));
+    await fireEvent.click(screen.getByTestId('line-add-row'));
+    await flush();
+    expect(screen.getAllByTestId('line-draft')).toHaveLength(3);
+    const titles = screen.getAllByTestId('line-title');
+    const tasks = screen.getAllByTestId('line-task');
+    for (const [i, title] of ['Меню', 'Вход', 'Выход'].entries()) {
+      await fireEvent.input(titles[i], { target: { value: title } });
+      await fireEvent.input(tasks[i], { target: { value: `Сделать: ${title}` } });
+    }
+    await flush();
+    expect(screen.getByTestId('line-add').textContent?.trim()).toBe('Поставить в очередь: 3');
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    await flush();
+    expect(api.createLine.mock.calls.map((c) => c[0])).toEqual([
+      { project_id: 'p1', title: 'Меню', task: 'Сделать: Меню', priority: 0 },
+      { project_id: 'p1', title: 'Вход', task: 'Сделать: Вход', priority: 0 },
+      { project_id: 'p1', title: 'Выход', task: 'Сделать: Выход', priority: 0 },
+    ]);
+    // Only the refused row stays, its title marked and the reason worded beside it.
+    const rows = screen.getAllByTestId('line-draft');
+    expect(rows.map((r) => r.dataset.refused)).toEqual(['duplicate_title']);
+    const title = screen.getByTestId('line-title') as HTMLInputElement;
+    expect(title.value).toBe('Вход');
+    expect(title.closest('label')?.classList.contains('bad')).toBe(true);
+    const reason = screen.getByTestId('line-title-error');
+    expect(reason.firstChild?.textContent).toBe('В проекте уже есть открытая линия с таким названием: поменяйте её приоритет или отмените её.');
+    expect(reason.querySelector('.raw')?.textContent).toContain('Вход');
+    expect(screen.getByTestId('line-add-refused').textContent).toContain('В очереди: 2');
+    expect(screen.getByTestId('line-add-refused').textContent).toContain('Не поставлены: 1');
+
+    // Renamed and sent again: in, and the form is one empty row.
+    api.createLine.mockClear();
+    await fireEvent.input(title, { target: { value: 'Вход по паролю' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(api.createLine).toHaveBeenCalledTimes(1);
+    expect(screen.getAllByTestId('line-draft')).toHaveLength(1);
+    expect((screen.getByTestId('line-title') as HTMLInputElement).value).toBe('');
+    expect(screen.queryByTestId('line-title-error')).toBeNull();
+    expect(screen.getByTestId('line-added').textContent).toBe('Линия в очереди');
+  });
+
+  it('a row is removed from the form, and a row with a task but no title holds the form back', async () => {
+    const store = new ConveyorStore();
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.click(screen.getByTestId('line-add-row'));
+    await flush();
+    await fireEvent.input(screen.getAllByTestId('line-title')[0], { target: { value: 'one' } });
+    await fireEvent.input(screen.getAllByTestId('line-task')[1], { target: { value: 'a task with no title' } });
+    await flush();
+    expect((screen.getByTestId('line-add') as HTMLButtonElement).disabled).toBe(true);
+    const remove = screen.getAllByTestId('line-draft-remove');
+    expect(remove[1].getAttribute('aria-label')).toBe('Убрать линию 2 из формы');
+    await fireEvent.click(remove[1]);
+    await flush();
+    expect(screen.getAllByTestId('line-draft')).toHaveLength(1);
+    expect((screen.getByTestId('line-add') as HTMLButtonElement).disabled).toBe(false);
+  });
+
   it('shows the budget per pool', async () => {
     const store = new ConveyorStore();
     api.budget.mockResolvedValue({

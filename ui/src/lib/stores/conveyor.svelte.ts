@@ -26,6 +26,7 @@ import type {
 } from '../generated/conveyor';
 import { noticeFor } from '../notify';
 import { inOrder } from '../order';
+import { sendInOrder, toNewLine, type Draft, type Outcome } from '../queue';
 
 export type GroupKey = 'attention' | 'running' | 'queued' | 'done';
 
@@ -399,6 +400,25 @@ export class ConveyorStore {
     const l = await this.act('line-add', () => api.createLine(line));
     if (l) await this.applyLine(l);
     return l;
+  }
+
+  /** Queues the form's rows one by one, in their order (so that, of equal priority, they
+   * start in it); a refused row does not stop the rest. Busy under `line-add` while they go;
+   * each filled row's outcome, in order (none when a send is under way already). */
+  async createLines(drafts: Draft[], projectId: string, priority: number | null): Promise<Outcome[]> {
+    if (this.busy['line-add']) return [];
+    this.busy['line-add'] = true;
+    delete this.errors['line-add'];
+    try {
+      const outcomes = await sendInOrder(drafts, (d) => toNewLine(d, projectId, priority), api.createLine, asIpcError);
+      for (const o of outcomes) {
+        if (o.line && !this.lines.some((l) => l.id === o.line.id)) this.lines.push(o.line);
+      }
+      if (outcomes.some((o) => o.line)) await this.reload(['lines', 'budget']);
+      return outcomes;
+    } finally {
+      this.busy['line-add'] = false;
+    }
   }
 
   /** Puts the queued lines in this order, first to start first, with one `PUT

@@ -129,6 +129,21 @@ describe('ConveyorStore', () => {
     expect(api.lines).toHaveBeenCalledTimes(2);
   });
 
+  it('queues several lines one by one in order, each refusal beside its row', async () => {
+    const s = new ConveyorStore();
+    api.lines.mockResolvedValue([]);
+    api.createLine.mockImplementation(async (l: { title: string }) => {
+      if (l.title === 'b') throw new IpcError('daemon', 'already open', 'title', 'duplicate_title');
+      return line(l.title, 'queued');
+    });
+    const drafts = ['a', 'b', 'c'].map((title, key) => ({ key, title, task: 't', planfixTask: '' }));
+    const outcomes = await s.createLines(drafts, 'p1', 0);
+    expect(api.createLine.mock.calls.map((c) => c[0].title)).toEqual(['a', 'b', 'c']);
+    expect(outcomes.map((o) => o.error?.daemonCode ?? 'ok')).toEqual(['ok', 'duplicate_title', 'ok']);
+    expect(s.busy['line-add']).toBe(false);
+    expect(api.lines).toHaveBeenCalled();
+  });
+
   it('loads everything once connected', async () => {
     const s = new ConveyorStore();
     await s.start();
