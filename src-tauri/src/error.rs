@@ -154,6 +154,7 @@ impl From<conveyor_api::ClientError> for AppError {
                     | Api::CatcherOff
                     | Api::BadPlanfixTask
                     | Api::DuplicateTitle
+                    | Api::DuplicateLine
                     | Api::Internal => ErrorCode::Daemon,
                 }
             }
@@ -243,6 +244,18 @@ mod tests {
                 Some(Api::BadPlanfixTask),
                 Some("planfix_task")
             )
+        );
+        // The same title as an open line of the project: the line form's title is named.
+        let title = refused(409, Some(Api::DuplicateTitle));
+        assert_eq!(
+            (title.code, title.daemon_code, title.field.as_deref()),
+            (ErrorCode::Daemon, Some(Api::DuplicateTitle), Some("title"))
+        );
+        // A reorder listing a line twice: the daemon's refusal, no field.
+        let twice = refused(422, Some(Api::DuplicateLine));
+        assert_eq!(
+            (twice.code, twice.daemon_code, twice.field),
+            (ErrorCode::Daemon, Some(Api::DuplicateLine), None)
         );
         assert_eq!(refused(502, None).code, ErrorCode::Daemon);
         assert_eq!(refused(502, None).daemon_code, None);

@@ -129,6 +129,7 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             commands::conveyor::conveyor_line_diff,
             commands::conveyor::conveyor_create_line,
             commands::conveyor::conveyor_set_priority,
+            commands::conveyor::conveyor_reorder,
             commands::conveyor::conveyor_raise_level,
             commands::conveyor::conveyor_cancel,
             commands::conveyor::conveyor_accept,

@@ -3,7 +3,14 @@
 // dependency, nothing that could try to download a browser or a driver.
 
 /** WebDriver's codes for keys that are not characters. */
-export const Key = { ENTER: '\uE007', ESCAPE: '\uE00C', SHIFT: '\uE008' };
+export const Key = {
+  ENTER: '\uE007',
+  ESCAPE: '\uE00C',
+  SHIFT: '\uE008',
+  ALT: '\uE00A',
+  ARROW_UP: '\uE013',
+  ARROW_DOWN: '\uE015',
+};
 
 // The W3C element key; WebKitWebDriver 2.50 answers with a key ending in "cecf" instead, so
 // an element reference is read as the single value of its object.
@@ -79,6 +86,41 @@ export class WebDriver {
     await request(this.url('/actions'), 'POST', { actions: [{ type: 'key', id: 'keyboard', actions }] });
   }
 
+  /**
+   * A mouse drag as a hand does it (W3C pointer actions): the pointer to `from`, pressed, moved
+   * to `to` in `steps` moves, released. Points are `{x, y}` in the viewport's CSS pixels. In
+   * parts, to look at the page mid-drag: `press`, `moveTo`, `release` (the button stays down
+   * between the calls).
+   */
+  async drag(from, to, steps = 5) {
+    await this.press(from);
+    await this.moveTo(from, to, steps);
+    await this.release();
+  }
+
+  async press(at) {
+    await this.pointer([pointerAt(at, 0), { type: 'pointerDown', button: 0 }, { type: 'pause', duration: 50 }]);
+  }
+
+  async moveTo(from, to, steps = 5) {
+    const moves = [];
+    for (let i = 1; i <= steps; i++) {
+      moves.push(pointerAt({ x: from.x + ((to.x - from.x) * i) / steps, y: from.y + ((to.y - from.y) * i) / steps }));
+    }
+    await this.pointer([...moves, { type: 'pause', duration: 50 }]);
+  }
+
+  async release() {
+    await this.pointer([{ type: 'pointerUp', button: 0 }]);
+    await request(this.url('/actions'), 'DELETE');
+  }
+
+  async pointer(actions) {
+    await request(this.url('/actions'), 'POST', {
+      actions: [{ type: 'pointer', id: 'mouse', parameters: { pointerType: 'mouse' }, actions }],
+    });
+  }
+
   async text(css) {
     const id = await this.find(css);
     return request(this.url(`/element/${id}/text`), 'GET');
@@ -125,6 +167,11 @@ export class WebDriver {
   async quit() {
     await request(this.url(''), 'DELETE').catch(() => {});
   }
+}
+
+/** A pointer move to a point of the viewport (CSS pixels). */
+function pointerAt(p, duration = 50) {
+  return { type: 'pointerMove', duration, origin: 'viewport', x: Math.round(p.x), y: Math.round(p.y) };
 }
 
 async function request(url, method, body) {

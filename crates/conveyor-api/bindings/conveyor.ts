@@ -37,7 +37,7 @@ checked_at: string, items: Array<PreflightItem>, };
 
 export type ApiErrorBody = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "level_lower" | "catcher_off" | "bad_planfix_task" | "duplicate_title" | "internal";
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "level_lower" | "catcher_off" | "bad_planfix_task" | "duplicate_title" | "duplicate_line" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 
@@ -159,6 +159,13 @@ export type LinePatch = {
  * Higher runs first.
  */
 priority: number, };
+
+export type LineOrder = { 
+/**
+ * Ids of queued lines, each once (422 `duplicate_line` otherwise); an id no line has
+ * is 404 `not_found`, a line that is not queued 409 `invalid_state`.
+ */
+line_ids: Array<string>, };
 
 export type Remarks = { text: string, };
 

@@ -260,6 +260,23 @@ impl Client {
         .await
     }
 
+    /// `PUT /api/lines/order`: the queued lines `ids` start in this order, first first; the
+    /// answer is those lines, in that order, with their new priorities.
+    ///
+    /// # Errors
+    /// As [`Client::health`]; `duplicate_line` (an id listed twice), `not_found` (an id no line
+    /// has), `invalid_state` (a line that is not queued), `bad_request` (no ids, or more than
+    /// [`ORDER_MAX_LINES`]).
+    pub async fn reorder(&self, ids: &[String]) -> Result<Vec<Line>, ClientError> {
+        self.send(
+            self.req(reqwest::Method::PUT, "/api/lines/order")
+                .json(&LineOrder {
+                    line_ids: ids.to_vec(),
+                }),
+        )
+        .await
+    }
+
     /// `POST /api/lines/{id}/accept`.
     ///
     /// # Errors

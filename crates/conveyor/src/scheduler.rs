@@ -258,6 +258,28 @@ mod tests {
         d.stop().await;
     }
 
+    /// `PUT /api/lines/order` is the scheduler's order: lines of equal priority start by age
+    /// (then id), and a reorder decides which starts first.
+    #[tokio::test]
+    async fn a_reorder_is_the_order_lines_start_in() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = testing::start(&tmp.path().join("data"), "slots = 3").await;
+        let sh = d.shared().clone();
+        for (p, id) in [("p1", "a"), ("p2", "b"), ("p3", "c")] {
+            rows::line(&sh.store, p, id, 0, "queued").await;
+        }
+        rows::exec(&sh.store, "UPDATE lines SET created_at = 1").await;
+        assert_eq!(ids(&choose(&sh).await.unwrap()), ["a", "b", "c"]);
+        let order = ["c", "a", "b"].map(String::from);
+        crate::line::order::reorder(&sh, &order)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(ids(&choose(&sh).await.unwrap()), ["c", "a", "b"]);
+        drop(sh);
+        d.stop().await;
+    }
+
     #[tokio::test]
     async fn one_line_per_project_the_best_one() {
         let tmp = tempfile::tempdir().unwrap();

@@ -82,6 +82,18 @@ pub async fn conveyor_set_priority(
     Ok(conveyor.client()?.set_priority(&id, priority).await?)
 }
 
+/// Puts the queued lines `ids` in this order, first to start first (one `PUT
+/// /api/lines/order`): the lines come back in it with their new priorities. An id listed twice
+/// is refused with `duplicate_line`, an unknown one with `not_found` (both the app's `daemon`
+/// code, the daemon's beside it), a line that is no longer queued with `invalid_state`.
+#[tauri::command]
+pub async fn conveyor_reorder(
+    conveyor: State<'_, Conveyor>,
+    ids: Vec<String>,
+) -> Result<Vec<Line>, AppError> {
+    Ok(conveyor.client()?.reorder(&ids).await?)
+}
+
 /// Raises the line's level (light → medium → full): more checking roles run before its merge.
 /// A lower level is refused with `level_lower` (the app's `invalid_state`, the daemon's code
 /// beside it), a line whose checks are over with `invalid_state`.

@@ -422,5 +422,29 @@ fn a_level_is_raised_through_the_app_and_a_lower_one_refused_with_the_daemons_co
         (Some("daemon"), Some("bad_request")),
         "{e}"
     );
+
+    // The queue reordered with one call: the lines come back in the new order; a line listed
+    // twice is the daemon's refusal. A title the project has open is refused at its field.
+    let order = json!([with_task["id"], l["id"]]);
+    let lines = invoke(&app, "conveyor_reorder", json!({ "ids": order })).unwrap();
+    let ids: Vec<&serde_json::Value> = lines.as_array().unwrap().iter().map(|l| &l["id"]).collect();
+    assert_eq!(json!(ids), order, "{lines}");
+    let e = invoke(&app, "conveyor_reorder", json!({"ids": [l["id"], l["id"]]})).unwrap_err();
+    assert_eq!(
+        (e["code"].as_str(), e["daemon_code"].as_str()),
+        (Some("daemon"), Some("duplicate_line")),
+        "{e}"
+    );
+    let e = invoke(
+        &app,
+        "conveyor_create_line",
+        json!({"line": {"project_id": p["id"], "title": "T2 ", "task": "again"}}),
+    )
+    .unwrap_err();
+    assert_eq!(
+        (e["daemon_code"].as_str(), e["field"].as_str()),
+        (Some("duplicate_title"), Some("title")),
+        "{e}"
+    );
     rt.block_on(daemon.stop());
 }

@@ -255,6 +255,164 @@ describe('Lines page', () => {
     expect(field.closest('label')?.classList.contains('bad')).toBe(false);
   });
 
+  it('moves a queued line with Alt+↑/↓ on it: one reorder of the whole queued group, the focus kept', async () => {
+    const store = new ConveyorStore();
+    const queued = [line('a', 'queued', { priority: 3 }), line('b', 'queued', { priority: 0 }), line('c', 'queued', { priority: 1 })];
+    api.lines.mockResolvedValue([...queued, line('r', 'running')]);
+    await store.loadLines();
+    render(Lines, { store });
+    await flush();
+    const grips = screen.getAllByTestId('line-grip');
+    expect(grips.map((g) => g.dataset.lineId)).toEqual(['a', 'c', 'b']);
+    // Each grip says what it does, in the interface's language.
+    expect(grips[0].getAttribute('aria-label')).toBe('Переставить «line a» в очереди: перетащите или нажмите Alt+↑ / Alt+↓');
+    api.reorder.mockResolvedValue([queued[2], queued[0], queued[1]]);
+    grips[1].focus();
+    await fireEvent.keyDown(grips[1], { key: 'ArrowUp', code: 'ArrowUp', altKey: true });
+    await flush();
+    expect(api.reorder).toHaveBeenCalledWith(['c', 'a', 'b']);
+    expect(document.activeElement).toBe(screen.getAllByTestId('line-grip').find((g) => g.dataset.lineId === 'c'));
+    expect(screen.getByTestId('queue-announce').textContent).toBe('«line c»: теперь 1-я в очереди из 3');
+    // Without Alt, or past the end, nothing is sent.
+    api.reorder.mockClear();
+    await fireEvent.keyDown(grips[2], { key: 'ArrowDown', code: 'ArrowDown' });
+    await fireEvent.keyDown(screen.getAllByTestId('line-row')[3], { key: 'ArrowDown', code: 'ArrowDown', altKey: true });
+    await flush();
+    expect(api.reorder).not.toHaveBeenCalled();
+    // Alt+↓ on the row itself works as on its grip.
+    api.reorder.mockResolvedValue(queued);
+    await fireEvent.keyDown(screen.getAllByTestId('line-row')[1], { key: 'ArrowDown', code: 'ArrowDown', altKey: true });
+    await flush();
+    expect(api.reorder).toHaveBeenCalledTimes(1);
+  });
+
+  it('drags a queued line by its grip with the pointer: a drop indicator, then one reorder', async () => {
+    const store = new ConveyorStore();
+    api.lines.mockResolvedValue([line('a', 'queued', { priority: 3 }), line('b', 'queued', { priority: 2 }), line('c', 'queued')]);
+    await store.loadLines();
+    render(Lines, { store });
+    await flush();
+    // Rows 40 px high from the top.
+    screen.getAllByTestId('queued-item').forEach((row, i) => {
+      row.getBoundingClientRect = () => ({ top: i * 40, height: 40, bottom: i * 40 + 40, left: 0, right: 300, width: 300, x: 0, y: i * 40, toJSON: () => ({}) });
+    });
+    const grip = screen.getAllByTestId('line-grip')[2];
+    await fireEvent.pointerDown(grip, { pointerId: 1, button: 0, clientY: 100 });
+    await fireEvent.pointerMove(window, { pointerId: 1, clientY: 50 });
+    await flush();
+    expect(screen.getByTestId('drop-indicator').dataset.gap).toBe('1');
+    expect(screen.getAllByTestId('queued-item')[2].classList.contains('lifted')).toBe(true);
+    // Over the line itself: no indicator, nothing to send.
+    await fireEvent.pointerMove(window, { pointerId: 1, clientY: 95 });
+    await flush();
+    expect(screen.queryByTestId('drop-indicator')).toBeNull();
+    await fireEvent.pointerMove(window, { pointerId: 1, clientY: 5 });
+    await flush();
+    expect(screen.getByTestId('drop-indicator').dataset.gap).toBe('0');
+    api.reorder.mockResolvedValue([]);
+    await fireEvent.pointerUp(window, { pointerId: 1, clientY: 5 });
+    await flush();
+    expect(api.reorder).toHaveBeenCalledWith(['c', 'a', 'b']);
+    expect(screen.queryByTestId('drop-indicator')).toBeNull();
+
+    // Escape drops nothing.
+    api.reorder.mockClear();
+    await fireEvent.pointerDown(screen.getAllByTestId('line-grip')[0], { pointerId: 2, button: 0, clientY: 10 });
+    await fireEvent.pointerMove(window, { pointerId: 2, clientY: 110 });
+    await fireEvent.keyDown(window, { key: 'Escape' });
+    await fireEvent.pointerUp(window, { pointerId: 2, clientY: 110 });
+    await flush();
+    expect(api.reorder).not.toHaveBeenCalled();
+  });
+
+  it('a reorder the daemon refuses is said above the queue', async () => {
+    const store = new ConveyorStore();
+    api.lines.mockResolvedValue([line('a', 'queued', { priority: 3 }), line('b', 'queued')]);
+    await store.loadLines();
+    render(Lines, { store });
+    await flush();
+    api.reorder.mockRejectedValue(new IpcError('invalid_state', 'only queued lines are reordered: b (planning)', null, 'invalid_state'));
+    await fireEvent.keyDown(screen.getAllByTestId('line-grip')[1], { key: 'ArrowUp', altKey: true });
+    await flush();
+    expect(screen.getByTestId('queue-order-error').textContent).toContain('only queued lines are reordered');
+    expect(screen.getAllByTestId('line-grip').map((g) => g.dataset.lineId)).toEqual(['a', 'b']);
+    expect(screen.getByTestId('queue-announce').textContent).toBe('Порядок очереди не изменён.');
+  });
+
+  it('queues several lines from the form in order, a refused one kept at its field with the reason', async () => {
+    const store = new ConveyorStore();
+    await store.loadProjects();
+    api.createLine.mockImplementation(async (l: { title: string }) => {
+      if (l.title === 'Вход') {
+        throw new IpcError('daemon', 'the project already has an open line titled "Вход"', 'title', 'duplicate_title');
+      }
+      return line(l.title, 'queued');
+    });
+    render(Lines, { store });
+    await flush();
+    await fireEvent.click(screen.getByTestId('line-add-row'));
+    await fireEvent.click(screen.getByTestId('line-add-row'));
+    await flush();
+    expect(screen.getAllByTestId('line-draft')).toHaveLength(3);
+    const titles = screen.getAllByTestId('line-title');
+    const tasks = screen.getAllByTestId('line-task');
+    for (const [i, title] of ['Меню', 'Вход', 'Выход'].entries()) {
+      await fireEvent.input(titles[i], { target: { value: title } });
+      await fireEvent.input(tasks[i], { target: { value: `Сделать: ${title}` } });
+    }
+    await flush();
+    expect(screen.getByTestId('line-add').textContent?.trim()).toBe('Поставить в очередь: 3');
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    await flush();
+    expect(api.createLine.mock.calls.map((c) => c[0])).toEqual([
+      { project_id: 'p1', title: 'Меню', task: 'Сделать: Меню', priority: 0 },
+      { project_id: 'p1', title: 'Вход', task: 'Сделать: Вход', priority: 0 },
+      { project_id: 'p1', title: 'Выход', task: 'Сделать: Выход', priority: 0 },
+    ]);
+    // Only the refused row stays, its title marked and the reason worded beside it.
+    const rows = screen.getAllByTestId('line-draft');
+    expect(rows.map((r) => r.dataset.refused)).toEqual(['duplicate_title']);
+    const title = screen.getByTestId('line-title') as HTMLInputElement;
+    expect(title.value).toBe('Вход');
+    expect(title.closest('label')?.classList.contains('bad')).toBe(true);
+    const reason = screen.getByTestId('line-title-error');
+    expect(reason.firstChild?.textContent).toBe('В проекте уже есть открытая линия с таким названием: поменяйте её приоритет или отмените её.');
+    expect(reason.querySelector('.raw')?.textContent).toContain('Вход');
+    expect(screen.getByTestId('line-add-refused').textContent).toContain('В очереди: 2');
+    expect(screen.getByTestId('line-add-refused').textContent).toContain('Не поставлены: 1');
+
+    // Renamed and sent again: in, and the form is one empty row.
+    api.createLine.mockClear();
+    await fireEvent.input(title, { target: { value: 'Вход по паролю' } });
+    await fireEvent.click(screen.getByTestId('line-add'));
+    await flush();
+    expect(api.createLine).toHaveBeenCalledTimes(1);
+    expect(screen.getAllByTestId('line-draft')).toHaveLength(1);
+    expect((screen.getByTestId('line-title') as HTMLInputElement).value).toBe('');
+    expect(screen.queryByTestId('line-title-error')).toBeNull();
+    expect(screen.getByTestId('line-added').textContent).toBe('Линия в очереди');
+  });
+
+  it('a row is removed from the form, and a row with a task but no title holds the form back', async () => {
+    const store = new ConveyorStore();
+    await store.loadProjects();
+    render(Lines, { store });
+    await flush();
+    await fireEvent.click(screen.getByTestId('line-add-row'));
+    await flush();
+    await fireEvent.input(screen.getAllByTestId('line-title')[0], { target: { value: 'one' } });
+    await fireEvent.input(screen.getAllByTestId('line-task')[1], { target: { value: 'a task with no title' } });
+    await flush();
+    expect((screen.getByTestId('line-add') as HTMLButtonElement).disabled).toBe(true);
+    const remove = screen.getAllByTestId('line-draft-remove');
+    expect(remove[1].getAttribute('aria-label')).toBe('Убрать линию 2 из формы');
+    await fireEvent.click(remove[1]);
+    await flush();
+    expect(screen.getAllByTestId('line-draft')).toHaveLength(1);
+    expect((screen.getByTestId('line-add') as HTMLButtonElement).disabled).toBe(false);
+  });
+
   it('shows the budget per pool', async () => {
     const store = new ConveyorStore();
     api.budget.mockResolvedValue({

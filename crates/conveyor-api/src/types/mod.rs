@@ -122,6 +122,9 @@ named! {
         BadPlanfixTask = "bad_planfix_task",
         /// 409: the project has an open line (neither accepted nor cancelled) with that title.
         DuplicateTitle = "duplicate_title",
+        /// 422: a line's id is listed twice in `PUT /api/lines/order`: it can have one place
+        /// only.
+        DuplicateLine = "duplicate_line",
         /// 500: the daemon failed; the details are in its log, never in the answer.
         Internal = "internal",
     }
@@ -346,6 +349,24 @@ wire! {
         #[serde(deserialize_with = "input::integral_i32")]
         #[cfg_attr(feature = "openapi", schema(minimum = -2147483648, maximum = 2147483647))]
         pub priority: i32,
+    }
+}
+
+/// The most lines one `PUT /api/lines/order` reorders.
+pub const ORDER_MAX_LINES: usize = 1000;
+
+wire! {
+    /// `PUT /api/lines/order`: queued lines in the order they are to start, first first.
+    ///
+    /// The listed lines are given priorities under which the daemon's order (priority, then
+    /// age, then id) lists them exactly so, changing as few of their priorities as it can; the
+    /// lines not listed keep theirs. List a whole group (every queued line, as pult does, or
+    /// every queued line of a project) to decide its whole order.
+    pub struct LineOrder {
+        /// Ids of queued lines, each once (422 `duplicate_line` otherwise); an id no line has
+        /// is 404 `not_found`, a line that is not queued 409 `invalid_state`.
+        #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 1000))]
+        pub line_ids: Vec<String>,
     }
 }
 
@@ -576,6 +597,7 @@ pub(crate) fn typescript() -> String {
         LineBudget::decl(),
         NewLine::decl(),
         LinePatch::decl(),
+        LineOrder::decl(),
         Remarks::decl(),
         StepKind::decl(),
         StepState::decl(),
@@ -656,6 +678,7 @@ mod tests {
             (ErrorCode::CatcherOff, "catcher_off"),
             (ErrorCode::BadPlanfixTask, "bad_planfix_task"),
             (ErrorCode::DuplicateTitle, "duplicate_title"),
+            (ErrorCode::DuplicateLine, "duplicate_line"),
             (ErrorCode::Internal, "internal"),
         ];
         assert_eq!(sent.len(), ErrorCode::ALL.len());

@@ -9,11 +9,11 @@ use axum::extract::rejection::{JsonRejection, QueryRejection};
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{get, post, put};
 use axum::{Json, Router};
 use conveyor_api::{
-    ApiErrorBody, EventKind, Line, LineBudget, LineDetail, LineDiff, LinePatch, LineState, NewLine,
-    Remarks, SetLevel, StepKind, Tokens,
+    ApiErrorBody, EventKind, Line, LineBudget, LineDetail, LineDiff, LineOrder, LinePatch,
+    LineState, NewLine, ORDER_MAX_LINES, Remarks, SetLevel, StepKind, Tokens,
 };
 use serde::Deserialize;
 
@@ -26,6 +26,7 @@ use conveyor_api::{ErrorCode, ReasonCode, has_text};
 pub fn router() -> Router<ApiState> {
     Router::new()
         .route("/api/lines", get(list).post(create))
+        .route("/api/lines/order", put(reorder))
         .route("/api/lines/{id}", get(one).patch(patch))
         .route("/api/lines/{id}/diff", get(diff))
         .route("/api/lines/{id}/accept", post(accept))
@@ -457,6 +458,56 @@ async fn patch(
     );
     st.wake.notify_one();
     answer_line(&st, &id).await
+}
+
+/// Puts queued lines in the order they are to start, in one transaction: the listed lines get
+/// priorities under which the daemon's order (priority, then age, then id — the scheduler's
+/// and `GET /api/lines`') lists them exactly as given, as few of their priorities changed as
+/// can be. Lines not listed keep their priorities (and their place beside every listed line
+/// that kept its own): list a whole group, every queued line or every queued line of a
+/// project, to decide its whole order. Only queued lines are reordered: a started line holds
+/// its project already (`PATCH /api/lines/{id}` still sets its priority).
+#[utoipa::path(put, operation_id = "reorder_lines", path = "/api/lines/order", request_body = LineOrder,
+    responses((status = 200, body = Vec<Line>, description = "The listed lines in their new order, with their priorities"),
+        (status = 400, description = "`bad_request`: a malformed body, no ids, or more than 1000", body = ApiErrorBody),
+        (status = 404, description = "`not_found`: no line has one of the ids (the message names them); nothing changed", body = ApiErrorBody),
+        (status = 409, description = "`invalid_state`: a listed line is not queued (the message names them and their states); nothing changed", body = ApiErrorBody),
+        (status = 422, description = "`duplicate_line`: an id is listed more than once; nothing changed", body = ApiErrorBody)))]
+async fn reorder(
+    State(st): State<AppState>,
+    body: Result<Json<LineOrder>, JsonRejection>,
+) -> Result<Json<Vec<Line>>, ApiError> {
+    use crate::line::order::OrderRefused as R;
+    let Json(LineOrder { line_ids }) = body?;
+    if line_ids.is_empty() || line_ids.len() > ORDER_MAX_LINES {
+        return Err(ApiError::bad_request(format!(
+            "line_ids must list 1 to {ORDER_MAX_LINES} lines, not {}",
+            line_ids.len()
+        )));
+    }
+    let rows = match crate::line::order::reorder(&st, &line_ids).await? {
+        Ok(rows) => rows,
+        Err(r @ R::Duplicate(_)) => {
+            return Err(ApiError::unprocessable(
+                ErrorCode::DuplicateLine,
+                r.to_string(),
+            ));
+        }
+        Err(r @ R::Unknown(_)) => return Err(ApiError::not_found(r.to_string())),
+        Err(r @ R::NotQueued(_)) => {
+            return Err(ApiError::conflict(ErrorCode::InvalidState, r.to_string()));
+        }
+    };
+    let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
+    for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &line_ids).await? {
+        steps.entry(s.line_id.clone()).or_default().push(s.to_api());
+    }
+    let mut lines: Vec<Line> = rows
+        .iter()
+        .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
+        .collect();
+    store::lines::with_aftermath(&mut *st.store.conn().await?, &mut lines).await?;
+    Ok(Json(lines))
 }
 
 /// Anton accepts a line awaiting acceptance: its branch and worktree are removed.

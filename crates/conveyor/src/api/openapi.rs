@@ -38,6 +38,7 @@ const BEARER: &str = "bearer";
         super::lines::one,
         super::lines::diff,
         super::lines::patch,
+        super::lines::reorder,
         super::lines::accept,
         super::lines::remarks,
         super::lines::cancel,
@@ -72,6 +73,13 @@ const ON_A_LINE: [&str; 6] = [
 /// knowledge of the API beyond the document; a fuzzer's stateful phase walks them.
 const LINKS: &[(&str, &str, &str, &[&str], Target)] = &[
     ("create_line", "201", "/id", &ON_A_LINE, Target::Path("id")),
+    (
+        "create_line",
+        "201",
+        "/id",
+        &["reorder_lines"],
+        Target::BodyList("line_ids"),
+    ),
     ("list_lines", "200", "/0/id", &ON_A_LINE, Target::Path("id")),
     (
         "list_projects",
@@ -110,6 +118,8 @@ enum Target {
     Path(&'static str),
     /// A field of the request body.
     Body(&'static str),
+    /// A field of the request body that is a list: the value as its one item.
+    BodyList(&'static str),
 }
 
 /// Adds [`LINKS`] to the answers they start from, in the served JSON.
@@ -140,6 +150,9 @@ fn add_links(doc: &mut serde_json::Value) {
                 }
                 Target::Body(field) => {
                     serde_json::json!({"operationId": to, "requestBody": {*field: value}})
+                }
+                Target::BodyList(field) => {
+                    serde_json::json!({"operationId": to, "requestBody": {*field: [value]}})
                 }
             };
             // Unique per answer: the target, and the row when one answer leads to it twice.

@@ -18,6 +18,7 @@ mod gate;
 mod hooks;
 pub(crate) mod judge;
 mod miss;
+pub(crate) mod order;
 mod roles;
 mod run;
 mod step;

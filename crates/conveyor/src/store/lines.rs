@@ -132,6 +132,29 @@ impl LineRow {
     }
 }
 
+/// The lines of these ids that exist, by id.
+///
+/// # Errors
+/// Database errors; a stored state or level no variant carries.
+pub async fn get_many(
+    c: &mut SqliteConnection,
+    ids: &[String],
+) -> Result<std::collections::HashMap<String, LineRow>> {
+    let mut found = std::collections::HashMap::with_capacity(ids.len());
+    // SQLite takes at most 32766 parameters a statement; a few hundred at a time is plenty.
+    for chunk in ids.chunks(500) {
+        let sql = format!("SELECT * FROM lines WHERE id IN ({})", marks(chunk.len()));
+        let mut q = sqlx::query_as::<_, LineRow>(&sql);
+        for id in chunk {
+            q = q.bind(id);
+        }
+        for row in q.fetch_all(&mut *c).await? {
+            found.insert(row.id.clone(), row);
+        }
+    }
+    Ok(found)
+}
+
 /// One line.
 ///
 /// # Errors
@@ -270,13 +293,14 @@ pub async fn count_in(c: &mut SqliteConnection, states: &[LineState]) -> Result<
     Ok(u32::try_from(q.fetch_one(&mut *c).await?).unwrap_or(u32::MAX))
 }
 
-/// The lines in any of `states`, highest priority first, then oldest.
+/// The lines in any of `states`, in the daemon's order: highest priority first, then oldest,
+/// then by id (the order `PUT /api/lines/order` sets and [`page`] lists).
 ///
 /// # Errors
 /// Database errors.
 pub async fn in_states(c: &mut SqliteConnection, states: &[LineState]) -> Result<Vec<LineRow>> {
     let sql = format!(
-        "SELECT * FROM lines WHERE state IN ({}) ORDER BY priority DESC, created_at ASC",
+        "SELECT * FROM lines WHERE state IN ({}) ORDER BY priority DESC, created_at ASC, id ASC",
         marks(states.len())
     );
     let mut q = sqlx::query_as::<_, LineRow>(&sql);

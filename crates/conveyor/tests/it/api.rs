@@ -493,6 +493,176 @@ async fn over_a_real_port_with_the_client_and_sse() {
     d.stop().await;
 }
 
+/// The ids of `GET /api/lines?<query>`, in the daemon's order.
+async fn listed(d: &Daemon, query: &str) -> Vec<String> {
+    let (s, v) = call(d, "GET", &format!("/api/lines?{query}"), None).await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The priority of each line of `GET /api/lines`, by id.
+async fn priorities(d: &Daemon) -> std::collections::HashMap<String, i64> {
+    let (_, v) = call(d, "GET", "/api/lines", None).await;
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|l| {
+            (
+                l["id"].as_str().unwrap().to_string(),
+                l["priority"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn queued_lines_are_reordered_at_once_and_listed_so() {
+    let mut d = api_only().await;
+    let p = d.project().await.to_string();
+    let q = d.add_project("q", &[("b.txt", "b\n")]).await;
+    let mut mine = Vec::new();
+    for title in ["a", "b", "c", "d"] {
+        mine.push(d.line_in(&p, title, "do it", 0).await.id);
+    }
+    // A queued line of another project, not listed below: it keeps its priority.
+    let other = d.line_in(&q, "e", "do it", 5).await.id;
+    let before = listed(&d, &format!("state=queued&project={p}")).await;
+    assert_eq!(before.len(), 4);
+
+    // The project's queued lines reversed: the answer is them in that order, and so is the
+    // daemon's list (the scheduler's order, the same ORDER BY: its own unit test,
+    // `a_reorder_is_the_order_lines_start_in`, starts lines in a reordered queue).
+    let reversed: Vec<String> = before.iter().rev().cloned().collect();
+    let (s, v) = call(
+        &d,
+        "PUT",
+        "/api/lines/order",
+        Some(json!({ "line_ids": reversed })),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    let answered: Vec<&str> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(answered, reversed);
+    assert!(
+        v.as_array().unwrap().iter().all(|l| l["state"] == "queued"),
+        "{v}"
+    );
+    assert_eq!(
+        listed(&d, &format!("state=queued&project={p}")).await,
+        reversed
+    );
+    assert_eq!(priorities(&d).await[&other], 5);
+    assert_eq!(listed(&d, "state=queued").await[0], other);
+
+    // The whole queued group, the other project's line moved from first to third.
+    let mut whole = reversed.clone();
+    whole.insert(2, other.clone());
+    let (s, v) = call(
+        &d,
+        "PUT",
+        "/api/lines/order",
+        Some(json!({ "line_ids": whole })),
+    )
+    .await;
+    assert_eq!(s, StatusCode::OK, "{v}");
+    assert_eq!(listed(&d, "state=queued").await, whole);
+    assert_eq!(listed(&d, "").await, whole);
+
+    // Refused, and nothing changes: a malformed body or no ids or too many (400), an id twice
+    // (422), an id no line has (404), a line that is not queued (409).
+    let cancelled = mine[1].clone();
+    let (s, _) = call(&d, "POST", &format!("/api/lines/{cancelled}/cancel"), None).await;
+    assert_eq!(s, StatusCode::OK);
+    let kept = priorities(&d).await;
+    let order = listed(&d, "").await;
+    let too_many: Vec<String> = (0..=conveyor_api::ORDER_MAX_LINES)
+        .map(|n| n.to_string())
+        .collect();
+    for body in [
+        json!({}),
+        json!({"line_ids": []}),
+        json!({"line_ids": mine[0]}),
+        json!({"line_ids": [1]}),
+        json!({ "line_ids": too_many }),
+    ] {
+        let r = call(&d, "PUT", "/api/lines/order", Some(body)).await;
+        assert_code(&r, StatusCode::BAD_REQUEST, "bad_request");
+    }
+    let twice = json!({"line_ids": [mine[0], mine[2], mine[0]]});
+    let r = call(&d, "PUT", "/api/lines/order", Some(twice)).await;
+    assert_code(&r, StatusCode::UNPROCESSABLE_ENTITY, "duplicate_line");
+    assert!(
+        r.1["message"].as_str().unwrap().contains(&mine[0]),
+        "{}",
+        r.1
+    );
+    let unknown = json!({"line_ids": [mine[2], "nope", mine[0]]});
+    let r = call(&d, "PUT", "/api/lines/order", Some(unknown)).await;
+    assert_code(&r, StatusCode::NOT_FOUND, "not_found");
+    assert!(r.1["message"].as_str().unwrap().contains("nope"), "{}", r.1);
+    let started = json!({"line_ids": [mine[2], cancelled, mine[0]]});
+    let r = call(&d, "PUT", "/api/lines/order", Some(started)).await;
+    assert_code(&r, StatusCode::CONFLICT, "invalid_state");
+    let msg = r.1["message"].as_str().unwrap();
+    assert!(
+        msg.contains(&cancelled) && msg.contains("cancelled"),
+        "{msg}"
+    );
+    assert_eq!(priorities(&d).await, kept);
+    assert_eq!(listed(&d, "").await, order);
+
+    // The typed client, over a real port.
+    let c = d.client();
+    let first_last = vec![mine[3].clone(), mine[2].clone(), mine[0].clone()];
+    let lines = c.reorder(&first_last).await.unwrap();
+    let ids: Vec<&str> = lines.iter().map(|l| l.id.as_str()).collect();
+    assert_eq!(ids, first_last);
+    assert_eq!(
+        c.lines(Some(LineState::Queued), Some(&p))
+            .await
+            .unwrap()
+            .iter()
+            .map(|l| l.id.clone())
+            .collect::<Vec<_>>(),
+        first_last
+    );
+    let e = c
+        .reorder(&[mine[0].clone(), mine[0].clone()])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(conveyor_api::ErrorCode::DuplicateLine));
+
+    // The document says all of it.
+    let (_, doc) = call(&d, "GET", "/api/openapi.json", None).await;
+    let op = &doc["paths"]["/api/lines/order"]["put"];
+    assert_eq!(op["operationId"], "reorder_lines");
+    for status in ["200", "400", "401", "404", "409", "422", "500"] {
+        assert!(op["responses"].get(status).is_some(), "no {status}: {op}");
+    }
+    // A new line's id leads to a reorder of it (a client, or the fuzzer's stateful phase).
+    let links = &doc["paths"]["/api/lines"]["post"]["responses"]["201"]["links"];
+    assert!(
+        links.as_object().unwrap().values().any(|l| *l
+            == json!({"operationId": "reorder_lines", "requestBody": {"line_ids": ["$response.body#/id"]}})),
+        "{links}"
+    );
+    let body = &doc["components"]["schemas"]["LineOrder"]["properties"]["line_ids"];
+    assert_eq!(
+        (body["minItems"].as_u64(), body["maxItems"].as_u64()),
+        (Some(1), Some(1000))
+    );
+    d.stop().await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_line_list_pages_visibly_and_the_client_gets_every_line() {
     let mut d = api_only().await;

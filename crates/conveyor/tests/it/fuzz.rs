@@ -62,7 +62,8 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .await;
     // What the fuzzer is given ids of (tests/fuzz/schemathesis.toml), so that every operation
     // is fuzzed past "not found": the sample project (a real repository); a line needing Anton
-    // with an open question; a line awaiting acceptance; a queued line.
+    // with an open question; a line awaiting acceptance; a queued line to cancel; a queued line
+    // to reorder.
     let shared = d.handle().shared();
     let asking = d.line("asking", "a line with a question").await;
     let journal = shared.line_dir(&asking.id).join("journal.jsonl");
@@ -96,6 +97,7 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .await
         .unwrap();
     let queued = d.line("queued", "a line to cancel").await;
+    let ordered = d.line("ordered", "a line to reorder").await;
 
     // Its cache and any report go to a folder of its own, not the crate's.
     let cwd = tempfile::tempdir().unwrap();
@@ -114,6 +116,7 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .env("CONVEYOR_LINE_ID", &asking.id)
         .env("CONVEYOR_AWAITING_LINE_ID", &done.id)
         .env("CONVEYOR_QUEUED_LINE_ID", &queued.id)
+        .env("CONVEYOR_ORDER_LINE_ID", &ordered.id)
         .stdin(Stdio::null())
         .output()
         .await

@@ -25,6 +25,8 @@ import type {
   Review,
 } from '../generated/conveyor';
 import { noticeFor } from '../notify';
+import { inOrder } from '../order';
+import { sendInOrder, toNewLine, type Draft, type Outcome } from '../queue';
 
 export type GroupKey = 'attention' | 'running' | 'queued' | 'done';
 
@@ -67,17 +69,22 @@ export interface LineGroup {
   lines: Line[];
 }
 
-/** Lines in the page's groups (empty groups left out): by state, then priority, then age. */
-export function groupLines(lines: Line[]): LineGroup[] {
+/** Lines in the page's groups (empty groups left out): by state, then the daemon's order
+ * (priority, then age, then id: the order the scheduler starts them in). `queuedOrder`, an
+ * order of queued lines just asked of the daemon, is shown until it answers. */
+export function groupLines(lines: Line[], queuedOrder: readonly string[] | null = null): LineGroup[] {
   return GROUPS.map(({ key, states }) => {
     const rank = (l: Line) => states.indexOf(l.state);
     const inGroup = lines.filter((l) => states.includes(l.state));
     inGroup.sort((a, b) =>
       key === 'done'
         ? b.updated_at.localeCompare(a.updated_at)
-        : rank(a) - rank(b) || b.priority - a.priority || a.created_at.localeCompare(b.created_at),
+        : rank(a) - rank(b) ||
+          b.priority - a.priority ||
+          a.created_at.localeCompare(b.created_at) ||
+          (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
     );
-    return { key, lines: inGroup };
+    return { key, lines: key === 'queued' ? inOrder(inGroup, queuedOrder) : inGroup };
   }).filter((g) => g.lines.length > 0);
 }
 
@@ -140,7 +147,7 @@ export class ConveyorStore {
   diff = $state<LineDiff | null>(null);
   /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff`, `preflight`,
    * `decisions`, `outbox` (loading), `line:<id>`, `question:<id>`, `project`, `line-add`,
-   * `connect`, `preflight-check`, `outbox-test` (actions). */
+   * `order`, `connect`, `preflight-check`, `outbox-test` (actions). */
   errors = $state<Record<string, IpcError>>({});
   busy = $state<Record<string, boolean>>({});
   /** Questions answered from this app, newest last: `/api/review` lists only open ones. */
@@ -151,7 +158,10 @@ export class ConveyorStore {
   /** That catalogue, newest first, and the project it is of. */
   decisions = $state<{ project: string; items: Decision[] } | null>(null);
 
-  groups = $derived(groupLines(filterLines(this.lines, this.lineFilter)));
+  /** The queued lines' order just sent to the daemon, shown until it answers. */
+  pendingOrder = $state<string[] | null>(null);
+
+  groups = $derived(groupLines(filterLines(this.lines, this.lineFilter), this.pendingOrder));
   connected = $derived(this.status?.state === 'connected');
   selected = $derived(this.lines.find((l) => l.id === this.selectedId) ?? null);
   blocking = $derived(blockingItems(this.preflight));
@@ -390,6 +400,44 @@ export class ConveyorStore {
     const l = await this.act('line-add', () => api.createLine(line));
     if (l) await this.applyLine(l);
     return l;
+  }
+
+  /** Queues the form's rows one by one, in their order (so that, of equal priority, they
+   * start in it); a refused row does not stop the rest. Busy under `line-add` while they go;
+   * each filled row's outcome, in order (none when a send is under way already). */
+  async createLines(drafts: Draft[], projectId: string, priority: number | null): Promise<Outcome[]> {
+    if (this.busy['line-add']) return [];
+    this.busy['line-add'] = true;
+    delete this.errors['line-add'];
+    try {
+      const outcomes = await sendInOrder(drafts, (d) => toNewLine(d, projectId, priority), api.createLine, asIpcError);
+      for (const o of outcomes) {
+        if (o.line && !this.lines.some((l) => l.id === o.line.id)) this.lines.push(o.line);
+      }
+      if (outcomes.some((o) => o.line)) await this.reload(['lines', 'budget']);
+      return outcomes;
+    } finally {
+      this.busy['line-add'] = false;
+    }
+  }
+
+  /** Puts the queued lines in this order, first to start first, with one `PUT
+   * /api/lines/order`: the new order shows at once, the daemon's priorities when it answers.
+   * Refused (a line started meanwhile, say), the list goes back to the daemon's order and the
+   * reason stays under `order`. */
+  async reorder(ids: string[]): Promise<boolean> {
+    if (this.busy.order) return false;
+    this.pendingOrder = ids;
+    const lines = await this.act('order', () => api.reorder(ids));
+    if (lines) {
+      for (const line of lines) {
+        const i = this.lines.findIndex((l) => l.id === line.id);
+        if (i >= 0) this.lines[i] = line;
+      }
+    }
+    this.pendingOrder = null;
+    await this.reload(['lines']);
+    return lines !== null;
   }
 
   /** «Проверить»: the daemon runs its checks now; busy and errors under `preflight-check`. */

@@ -54,6 +54,21 @@ describe('groupLines', () => {
   });
 });
 
+describe('groupLines: the queued group', () => {
+  it('is in the daemon\'s order: priority, then age, then id; an order just asked shows first', () => {
+    const at = '2026-12-02T10:00:00Z';
+    const lines = [
+      line('q2', 'queued', { created_at: at }),
+      line('q1', 'queued', { created_at: at }),
+      line('old', 'queued', { created_at: '2026-12-01T10:00:00Z' }),
+      line('top', 'queued', { priority: 3, created_at: at }),
+    ];
+    const queued = (order: string[] | null) => groupLines(lines, order).find((g) => g.key === 'queued')?.lines.map((l) => l.id);
+    expect(queued(null)).toEqual(['top', 'old', 'q1', 'q2']);
+    expect(queued(['q2', 'top', 'old', 'q1'])).toEqual(['q2', 'top', 'old', 'q1']);
+  });
+});
+
 describe('overridable', () => {
   it('a fork or question decided by default may be answered; an agent\'s own decision may not', () => {
     expect(overridable(decision())).toBe(true);
@@ -80,6 +95,54 @@ describe('ConveyorStore', () => {
     i18n.lang = 'ru';
   });
   afterEach(() => vi.useRealTimers());
+
+  it('reorders the queue with one call: the new order shows at once, the daemon\'s priorities after', async () => {
+    const s = new ConveyorStore();
+    const lines = [line('a', 'queued', { priority: 2 }), line('b', 'queued', { priority: 1 }), line('c', 'queued')];
+    api.lines.mockResolvedValue(lines);
+    await s.loadLines();
+    const queued = () => s.groups.find((g) => g.key === 'queued')?.lines.map((l) => l.id);
+    expect(queued()).toEqual(['a', 'b', 'c']);
+    let answer: (l: typeof lines) => void = () => {};
+    api.reorder.mockReturnValue(new Promise((r) => (answer = r)));
+    const done = s.reorder(['c', 'a', 'b']);
+    expect(api.reorder).toHaveBeenCalledWith(['c', 'a', 'b']);
+    expect(queued()).toEqual(['c', 'a', 'b']);
+    expect(s.busy.order).toBe(true);
+    const moved = [line('c', 'queued', { priority: 3 }), lines[0], lines[1]];
+    api.lines.mockResolvedValue(moved);
+    answer(moved);
+    expect(await done).toBe(true);
+    expect(s.pendingOrder).toBeNull();
+    expect(queued()).toEqual(['c', 'a', 'b']);
+    expect(s.lines.find((l) => l.id === 'c')?.priority).toBe(3);
+  });
+
+  it('a refused reorder goes back to the daemon\'s order, the reason kept under order', async () => {
+    const s = new ConveyorStore();
+    api.lines.mockResolvedValue([line('a', 'queued', { priority: 1 }), line('b', 'queued')]);
+    await s.loadLines();
+    api.reorder.mockRejectedValue(new IpcError('invalid_state', 'only queued lines are reordered: b (running)', null, 'invalid_state'));
+    expect(await s.reorder(['b', 'a'])).toBe(false);
+    expect(s.groups.find((g) => g.key === 'queued')?.lines.map((l) => l.id)).toEqual(['a', 'b']);
+    expect(s.error('order')?.code).toBe('invalid_state');
+    expect(api.lines).toHaveBeenCalledTimes(2);
+  });
+
+  it('queues several lines one by one in order, each refusal beside its row', async () => {
+    const s = new ConveyorStore();
+    api.lines.mockResolvedValue([]);
+    api.createLine.mockImplementation(async (l: { title: string }) => {
+      if (l.title === 'b') throw new IpcError('daemon', 'already open', 'title', 'duplicate_title');
+      return line(l.title, 'queued');
+    });
+    const drafts = ['a', 'b', 'c'].map((title, key) => ({ key, title, task: 't', planfixTask: '' }));
+    const outcomes = await s.createLines(drafts, 'p1', 0);
+    expect(api.createLine.mock.calls.map((c) => c[0].title)).toEqual(['a', 'b', 'c']);
+    expect(outcomes.map((o) => o.error?.daemonCode ?? 'ok')).toEqual(['ok', 'duplicate_title', 'ok']);
+    expect(s.busy['line-add']).toBe(false);
+    expect(api.lines).toHaveBeenCalled();
+  });
 
   it('loads everything once connected', async () => {
     const s = new ConveyorStore();
