@@ -599,8 +599,9 @@ impl Evening {
         self.daemon.as_ref().as_ref().map_err(|e| {
             fail(format!(
                 "conveyord mcp has no daemon to talk to: {e}. Fix the arguments of `conveyord \
-                 mcp` in .mcp.json (--config FILE, or --url URL --token-file FILE) and restart \
-                 this MCP server (/mcp in Claude Code)."
+                 mcp` where this MCP server is configured (.mcp.json, or `claude mcp add`): \
+                 --config FILE, or --url URL --token-file FILE; then restart the server (/mcp \
+                 in Claude Code)."
             ))
         })
     }
@@ -659,7 +660,8 @@ impl Daemon {
             } => format!(
                 "The daemon at {} refused the token from {} ({doing}). Put the daemon's own token \
                  there (the file its config's `token_file` names), or point `conveyord mcp \
-                 --token-file` in .mcp.json at it, then restart this MCP server.",
+                 --token-file` at it where this MCP server is configured (.mcp.json, or `claude \
+                 mcp add`), then restart the server (/mcp in Claude Code).",
                 self.url, self.token_from
             ),
             ClientError::Api {
