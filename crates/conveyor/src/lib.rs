@@ -24,6 +24,7 @@ pub(crate) mod hook;
 pub(crate) mod journal;
 pub mod judge;
 pub mod line;
+pub mod mcp;
 pub(crate) mod notify;
 pub(crate) mod plan;
 pub mod preflight;

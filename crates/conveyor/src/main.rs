@@ -28,6 +28,9 @@ enum Cmd {
     },
     /// Print the running daemon's budget (`GET /api/budget`): pools, estimates, misses.
     Budget(Connect),
+    /// Serve the evening's tools (the queue, projects, budget, last night) to a Claude Code
+    /// session as a stdio MCP server, over the running daemon's API.
+    Mcp(Connect),
     /// Run the running daemon's preflight now (`GET /api/preflight`) and print what would
     /// stop lines. Exit 0 when nothing blocks, 2 when something does, 1 on an error.
     Check(Connect),
@@ -126,6 +129,7 @@ fn main() -> anyhow::Result<()> {
     let config = match cli.cmd {
         Cmd::Serve { config } => config,
         Cmd::Budget(c) => return print_budget(&c),
+        Cmd::Mcp(c) => return mcp(&c),
         Cmd::Check(c) => {
             let blocking = check(&c)?;
             std::process::exit(if blocking { 2 } else { 0 });
@@ -269,4 +273,20 @@ fn hook(h: HookCmd) -> anyhow::Result<()> {
         Some(a) => print(&format!("{a}\n")),
         None => Ok(()),
     }
+}
+
+/// `conveyord mcp`: the MCP server on stdio until its client closes it. A connection that
+/// cannot be made (no config, no token file) is told by every tool, not by a server that
+/// never starts.
+fn mcp(c: &Connect) -> anyhow::Result<()> {
+    let token_from =
+        conveyor::mcp::token_origin(&c.config, c.token.is_some(), c.token_file.as_deref());
+    let daemon = client(c)
+        .map(|(url, client)| conveyor::mcp::Daemon::new(url, client, token_from))
+        .map_err(|e| format!("{e:#}"));
+    let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
+    let served = rt.block_on(conveyor::mcp::serve(daemon));
+    // A read of stdin cannot be cancelled: do not wait for it.
+    rt.shutdown_background();
+    served
 }

@@ -13,6 +13,7 @@ mod guard;
 mod judge;
 mod layout;
 mod line_e2e;
+mod mcp;
 mod roles;
 mod storm;
 mod support;

@@ -566,8 +566,17 @@ fn agent_env(mock: &str, home: &Path, oauth: bool) -> toml::Table {
     t
 }
 
+/// The environment of a `claude` the test runs itself against the mock (its `HOME` in
+/// `home`), as the daemon's agents get it: logged in with an API key, nothing else reached.
+pub fn cli_env(mock: &str, home: &Path) -> Vec<(String, String)> {
+    agent_env(mock, home, false)
+        .into_iter()
+        .filter_map(|(k, v)| Some((k, v.as_str()?.to_string())))
+        .collect()
+}
+
 /// A loopback URL that nothing listens on (the port bound, then released).
-fn closed_port_url() -> String {
+pub fn closed_port_url() -> String {
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
         .local_addr()
