@@ -228,16 +228,7 @@ async fn list(
     let total =
         store::lines::count(&mut *st.store.conn().await?, state, q.project.as_deref()).await?;
     let shown = i64::try_from(rows.len()).unwrap_or(i64::MAX);
-    let ids: Vec<String> = rows.iter().map(|l| l.id.clone()).collect();
-    let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
-    for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &ids).await? {
-        steps.entry(s.line_id.clone()).or_default().push(s.to_api());
-    }
-    let mut lines: Vec<Line> = rows
-        .iter()
-        .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
-        .collect();
-    store::lines::with_aftermath(&mut *st.store.conn().await?, &mut lines).await?;
+    let lines = for_api(&st, &rows).await?;
     let body = axum::body::Bytes::from(
         serde_json::to_vec(&lines).map_err(|e| crate::Error::Internal(e.to_string()))?,
     );
@@ -498,8 +489,15 @@ async fn reorder(
             return Err(ApiError::conflict(ErrorCode::InvalidState, r.to_string()));
         }
     };
+    Ok(Json(for_api(&st, &rows).await?))
+}
+
+/// Lines as the API shows them: each with its steps (their costs summed), denials and deploys,
+/// read for all of them at once.
+async fn for_api(st: &AppState, rows: &[LineRow]) -> Result<Vec<Line>, ApiError> {
+    let ids: Vec<String> = rows.iter().map(|l| l.id.clone()).collect();
     let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
-    for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &line_ids).await? {
+    for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &ids).await? {
         steps.entry(s.line_id.clone()).or_default().push(s.to_api());
     }
     let mut lines: Vec<Line> = rows
@@ -507,7 +505,7 @@ async fn reorder(
         .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
         .collect();
     store::lines::with_aftermath(&mut *st.store.conn().await?, &mut lines).await?;
-    Ok(Json(lines))
+    Ok(lines)
 }
 
 /// Anton accepts a line awaiting acceptance: its branch and worktree are removed.

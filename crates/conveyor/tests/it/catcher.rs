@@ -3,9 +3,8 @@
 //! validate what the real ones validate; the real `claude` against the scripted mock for the
 //! lines; the vault's check as a real shell command.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 
 use conveyor_api::{ErrorCode, LineState, NewLine, OutboxKind, OutboxState, QuestionStatus};
 use serde_json::{Value, json};
@@ -27,22 +26,8 @@ struct Double {
 
 impl Double {
     fn start(script: &str, args: &[String]) -> Double {
-        let mut child = Command::new("node")
-            .arg(repo_root().join("tests/fixtures").join(script))
-            .args(args)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("node runs the double");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port: u16 = line
-            .trim()
-            .strip_prefix("listening ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("{script} did not start: {line:?}"));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (child, port) = node_server(script, &args, "listening ");
         Double {
             child,
             url: format!("http://127.0.0.1:{port}"),

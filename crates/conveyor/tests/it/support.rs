@@ -27,6 +27,28 @@ pub fn claude_bin() -> PathBuf {
     p
 }
 
+/// Starts a test double of `tests/fixtures` (a Node server on a free loopback port) and reads
+/// the port from the first line it prints, after `prefix`.
+pub fn node_server(script: &str, args: &[&str], prefix: &str) -> (Child, u16) {
+    let mut child = Command::new("node")
+        .arg(repo_root().join("tests/fixtures").join(script))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("node runs {script}: {e}"));
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let port = line
+        .trim()
+        .strip_prefix(prefix)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("{script} did not start: {line:?}"));
+    (child, port)
+}
+
 /// The mock Anthropic API (`tests/fixtures/mock-anthropic.mjs`) on a free loopback port.
 pub struct Mock {
     child: Child,
@@ -36,22 +58,7 @@ pub struct Mock {
 
 impl Mock {
     pub fn start() -> Mock {
-        let mut child = Command::new("node")
-            .arg(repo_root().join("tests/fixtures/mock-anthropic.mjs"))
-            .args(["--port", "0"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("node runs the mock");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .trim()
-            .strip_prefix("LISTENING ")
-            .and_then(|p| p.parse().ok())
-            .unwrap_or_else(|| panic!("mock did not start: {line:?}"));
+        let (child, port) = node_server("mock-anthropic.mjs", &["--port", "0"], "LISTENING ");
         Mock {
             child,
             port,
