@@ -21,7 +21,9 @@
 //!   feasible schedule, so a lower bound on the optimum, as the printed bound is an upper one.
 //!
 //! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--hours H] [--server]
-//! [--no-retry-floor]` (the last: attempts after a miss estimated by their kind alone)
+//! [--no-retry-floor]` (the last: attempts after a miss estimated by their kind alone), or
+//! `… -- --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H]` to replay
+//! a night written down (`line,step,kind,cost_usd,minutes`; `docs/benchmarks.md` has the format).
 
 // A command-line report: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -35,6 +37,15 @@ const SLOTS: usize = 3;
 const LINES: usize = 14;
 const THRESHOLD: f64 = 50.0;
 const WINDOW_MIN: i64 = 300;
+
+/// The account a night runs on: slots, the threshold (the account's real limit here) and its
+/// rolling window. The seeded nights use the constants above; a trace sets them by flags.
+#[derive(Debug, Clone, Copy)]
+struct Setup {
+    slots: usize,
+    threshold: f64,
+    window_min: i64,
+}
 /// Cap misses of one step before its line is left for Anton (as the daemon does).
 const CAP_MISSES: u32 = 3;
 
@@ -253,12 +264,13 @@ struct Tally {
 struct Ledger {
     charges: std::collections::VecDeque<(i64, f64)>,
     sum: f64,
+    window_min: i64,
 }
 
 impl Ledger {
     fn advance(&mut self, now: i64) {
         while let Some((t, c)) = self.charges.front().copied() {
-            if t > now - WINDOW_MIN {
+            if t > now - self.window_min {
                 break;
             }
             self.sum -= c;
@@ -271,10 +283,10 @@ impl Ledger {
         for (t, c) in &self.charges {
             left -= c;
             if left <= level {
-                return t + WINDOW_MIN;
+                return t + self.window_min;
             }
         }
-        self.charges.back().map_or(0, |(t, _)| t + WINDOW_MIN)
+        self.charges.back().map_or(0, |(t, _)| t + self.window_min)
     }
 }
 
@@ -282,25 +294,31 @@ fn simulate(
     tr: &Trace,
     mode: Mode,
     cfg: &BudgetConfig,
-    minutes: i64,
+    (minutes, setup): (i64, Setup),
     server: bool,
     retry_floor: bool,
 ) -> Tally {
+    let Setup {
+        slots,
+        threshold,
+        window_min,
+    } = setup;
     let policy = Policy::new(cfg.clone());
     let mut lines = tr.lines.clone();
     let mut history = tr.history.clone();
     let mut ledger = Ledger {
         charges: Default::default(),
         sum: 0.0,
+        window_min,
     };
     let mut park_until = i64::MIN;
     let mut over = false;
     let mut t = Tally::default();
-    let windows = (minutes + WINDOW_MIN - 1) / WINDOW_MIN;
+    let windows = (minutes + window_min - 1) / window_min;
     #[allow(clippy::cast_precision_loss)]
-    let slot_bound = SLOTS as f64 * minutes as f64 * tr.max_rate;
+    let slot_bound = slots as f64 * minutes as f64 * tr.max_rate;
     #[allow(clippy::cast_precision_loss)]
-    let budget_bound = THRESHOLD * windows as f64;
+    let budget_bound = threshold * windows as f64;
     t.bound = tr.demand.min(budget_bound).min(slot_bound);
     let mut order: Vec<usize> = (0..lines.len()).collect();
     if mode != Mode::Fcfs {
@@ -362,13 +380,13 @@ fn simulate(
             ledger.sum += charged_now;
         }
         // 2. The account's limit: over it, every running step is cut.
-        t.max_window = t.max_window.max(ledger.sum / THRESHOLD);
-        if ledger.sum > THRESHOLD + 1e-9 {
+        t.max_window = t.max_window.max(ledger.sum / threshold);
+        if ledger.sum > threshold + 1e-9 {
             if !over {
                 t.overshoots += 1;
                 t.limit_hits += 1;
                 over = true;
-                park_until = ledger.drained_to(0.75 * THRESHOLD);
+                park_until = ledger.drained_to(0.75 * threshold);
                 for l in &mut lines {
                     if let Some(r) = l.running.take() {
                         t.wasted += r.charged;
@@ -388,7 +406,7 @@ fn simulate(
         }
         // 3. Admission.
         let busy = lines.iter().filter(|l| l.running.is_some()).count();
-        let mut free = SLOTS.saturating_sub(busy);
+        let mut free = slots.saturating_sub(busy);
         if free == 0 || now < park_until {
             continue;
         }
@@ -403,12 +421,13 @@ fn simulate(
             server: server.then(|| conveyor::budget::ServerView {
                 observed_ms: now * MIN_MS,
                 window: Some(conveyor::budget::ServerWindow {
-                    utilization: ledger.sum / THRESHOLD,
+                    utilization: ledger.sum / threshold,
                     resets_at_ms: None,
                 }),
                 ..Default::default()
             }),
-            park_until: Some(park_until * MIN_MS),
+            // Never parked yet: no park (its start, `i64::MIN`, would overflow in minutes).
+            park_until: (park_until != i64::MIN).then(|| park_until.saturating_mul(MIN_MS)),
         };
         for &i in &order {
             if free == 0 {
@@ -476,50 +495,105 @@ fn simulate(
     t
 }
 
-fn main() {
-    let mut seeds = 10u64;
-    let mut hours = 10i64;
-    let mut server = false;
-    let mut retry_floor = true;
-    let mut cfg = BudgetConfig {
-        window_secs: u32::try_from(WINDOW_MIN * 60).unwrap_or(18000),
-        threshold_usd: THRESHOLD,
-        ..BudgetConfig::default()
-    };
-    let mut args = std::env::args().skip(1);
-    while let Some(a) = args.next() {
-        match a.as_str() {
-            "--seeds" => seeds = args.next().and_then(|v| v.parse().ok()).unwrap_or(seeds),
-            "--hours" => hours = args.next().and_then(|v| v.parse().ok()).unwrap_or(hours),
-            "--server" => server = true,
-            "--no-retry-floor" => retry_floor = false,
-            "--quantile" => {
-                cfg.estimate_quantile = args.next().and_then(|v| v.parse().ok()).unwrap_or(0.75);
-            }
-            "--margin" => cfg.margin = args.next().and_then(|v| v.parse().ok()).unwrap_or(0.0),
-            "--cap-factor" => {
-                cfg.max_budget_factor = args.next().and_then(|v| v.parse().ok()).unwrap_or(3.0);
-            }
-            _ => {
-                eprintln!(
-                    "usage: night [--seeds N] [--hours H] [--server] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]"
-                );
-                std::process::exit(2);
-            }
+/// Reads a trace file: CSV with a header `line,step,kind,cost_usd,minutes`, one row per step;
+/// lines in priority order (the first line named is the highest), steps numbered within their
+/// line. Errors name the file, the row and the field.
+fn read_trace(path: &str) -> Result<Trace, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let mut rows = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
+    let header = rows
+        .next()
+        .map(|(_, h)| h.replace(' ', ""))
+        .unwrap_or_default();
+    if header != "line,step,kind,cost_usd,minutes" {
+        return Err(format!(
+            "{path}:1: the header must be `line,step,kind,cost_usd,minutes`, not {header:?}"
+        ));
+    }
+    // (line name, [(step number, step)]) in the order lines first appear.
+    let mut named: Vec<(String, Vec<(u32, Step)>)> = Vec::new();
+    for (i, row) in rows {
+        let at = |field: &str, why: String| format!("{path}:{}: {field}: {why}", i + 1);
+        let cells: Vec<&str> = row.split(',').map(str::trim).collect();
+        let [line, step, kind, cost, minutes] = cells[..] else {
+            return Err(format!(
+                "{path}:{}: 5 fields expected, found {}",
+                i + 1,
+                cells.len()
+            ));
+        };
+        let n: u32 = step
+            .parse()
+            .map_err(|_| at("step", format!("{step:?} is not a number")))?;
+        let kind = StepKind::parse(kind)
+            .ok_or_else(|| at("kind", format!("{kind:?} is not a step kind")))?;
+        let cost: f64 = cost
+            .parse()
+            .ok()
+            .filter(|c: &f64| c.is_finite() && *c >= 0.0)
+            .ok_or_else(|| at("cost_usd", format!("{cost:?} is not a cost in USD")))?;
+        let minutes: i64 = minutes.parse().ok().filter(|m| *m >= 1).ok_or_else(|| {
+            at(
+                "minutes",
+                format!("{minutes:?} is not a whole number of minutes ≥ 1"),
+            )
+        })?;
+        let s = Step {
+            kind,
+            cost,
+            minutes,
+        };
+        match named.iter_mut().find(|(l, _)| l == line) {
+            Some((_, steps)) => steps.push((n, s)),
+            None => named.push((line.to_string(), vec![(n, s)])),
         }
     }
-    let minutes = hours * 60;
-    println!(
-        "night: {LINES} lines × 8 steps, {SLOTS} slots, threshold ${THRESHOLD} per {}h rolling window, {hours}h, {seeds} seeds per distribution",
-        WINDOW_MIN / 60
-    );
-    println!(
-        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {}, server utilisation {}",
-        cfg.estimate_quantile * 100.0,
-        cfg.margin,
-        cfg.max_budget_factor,
-        if server { "on" } else { "off" }
-    );
+    if named.is_empty() {
+        return Err(format!("{path}: no steps"));
+    }
+    let mut max_rate: f64 = 0.0;
+    let count = named.len();
+    let lines: Vec<Line> = named
+        .into_iter()
+        .enumerate()
+        .map(|(i, (name, mut steps))| {
+            steps.sort_by_key(|(n, _)| *n);
+            for (_, s) in &steps {
+                #[allow(clippy::cast_precision_loss)]
+                let rate = s.cost / s.minutes as f64;
+                max_rate = max_rate.max(rate);
+            }
+            Line {
+                project: name,
+                // Priority order: the first line is the highest.
+                priority: u32::try_from(count - i).unwrap_or(0),
+                steps: steps.into_iter().map(|(_, s)| s).collect(),
+                next: 0,
+                cap_misses: 0,
+                abandoned: false,
+                running: None,
+            }
+        })
+        .collect();
+    let demand = lines
+        .iter()
+        .flat_map(|l| l.steps.iter().map(|s| s.cost))
+        .sum();
+    Ok(Trace {
+        lines,
+        // A trace is a night of its own: the policy starts cold (its estimates from the
+        // config's cold start), as on a first night.
+        history: Vec::new(),
+        demand,
+        max_rate,
+    })
+}
+
+/// The table's header.
+fn header() {
     println!(
         "{:<15} {:<10} {:>8} {:>6} {:>7} {:>8} {:>8} {:>7} {:>6} {:>5} {:>5} {:>5} {:>5}",
         "distribution",
@@ -536,49 +610,174 @@ fn main() {
         "caps",
         "adm>T"
     );
+}
+
+/// One row: a policy over the traces, averaged.
+fn row(
+    name: &str,
+    mode: Mode,
+    traces: &[Trace],
+    cfg: &BudgetConfig,
+    (minutes, setup): (i64, Setup),
+    (server, retry_floor): (bool, bool),
+) {
+    let mut sum = Tally::default();
+    let mut worst_over_admit = 0;
+    for tr in traces {
+        let r = simulate(tr, mode, cfg, (minutes, setup), server, retry_floor);
+        sum.work += r.work;
+        sum.steps += r.steps;
+        sum.spent += r.spent;
+        sum.wasted += r.wasted;
+        sum.overshoots += r.overshoots;
+        sum.max_window = sum.max_window.max(r.max_window);
+        sum.limit_hits += r.limit_hits;
+        sum.cap_misses += r.cap_misses;
+        sum.bound += r.bound;
+        worst_over_admit = worst_over_admit.max(r.over_admitted);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let n = traces.len() as f64;
+    #[allow(clippy::cast_precision_loss)]
+    let capacity = setup.threshold * ((minutes + setup.window_min - 1) / setup.window_min) as f64;
+    println!(
+        "{:<15} {:<10} {:>8.2} {:>6.1} {:>7.1} {:>8.1} {:>8.2} {:>7.2} {:>6.0} {:>5} {:>5} {:>5} {:>5}",
+        name,
+        mode.name(),
+        sum.work / n,
+        f64::from(sum.steps) / n,
+        100.0 * sum.work / n / capacity,
+        100.0 * sum.work / sum.bound,
+        sum.spent / n,
+        sum.wasted / n,
+        100.0 * sum.max_window,
+        sum.overshoots,
+        sum.limit_hits,
+        sum.cap_misses,
+        if mode == Mode::Fcfs {
+            "-".to_string()
+        } else {
+            worst_over_admit.to_string()
+        }
+    );
+}
+
+fn main() {
+    let mut seeds = 10u64;
+    let mut hours = 10i64;
+    let mut server = false;
+    let mut retry_floor = true;
+    let mut trace_file: Option<String> = None;
+    let mut setup = Setup {
+        slots: SLOTS,
+        threshold: THRESHOLD,
+        window_min: WINDOW_MIN,
+    };
+    let mut cfg = BudgetConfig {
+        window_secs: u32::try_from(WINDOW_MIN * 60).unwrap_or(18000),
+        threshold_usd: THRESHOLD,
+        ..BudgetConfig::default()
+    };
+    let usage = || -> ! {
+        eprintln!(
+            "usage: night [--seeds N] [--hours H] [--server] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
+        );
+        std::process::exit(2);
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| {
+            args.next().unwrap_or_else(|| {
+                eprintln!("night: {name} needs a value");
+                usage()
+            })
+        };
+        let mut number = |name: &str| {
+            let v = value(name);
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .unwrap_or_else(|| {
+                    eprintln!("night: {name}: {v:?} is not a positive number");
+                    usage()
+                })
+        };
+        match a.as_str() {
+            "--seeds" => seeds = value("--seeds").parse().unwrap_or(seeds),
+            "--hours" => hours = value("--hours").parse().unwrap_or(hours),
+            "--server" => server = true,
+            "--no-retry-floor" => retry_floor = false,
+            "--quantile" => cfg.estimate_quantile = value("--quantile").parse().unwrap_or(0.75),
+            "--margin" => cfg.margin = value("--margin").parse().unwrap_or(0.0),
+            "--cap-factor" => cfg.max_budget_factor = value("--cap-factor").parse().unwrap_or(3.0),
+            "--trace" => trace_file = Some(value("--trace")),
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            "--slots" => setup.slots = number("--slots") as usize,
+            "--threshold" => setup.threshold = number("--threshold"),
+            #[allow(clippy::cast_possible_truncation)]
+            "--window-min" => setup.window_min = number("--window-min") as i64,
+            _ => usage(),
+        }
+    }
+    cfg.threshold_usd = setup.threshold;
+    cfg.window_secs = u32::try_from(setup.window_min * 60).unwrap_or(u32::MAX);
+    let minutes = hours * 60;
+    if let Some(path) = trace_file {
+        let tr = match read_trace(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("night: {e}");
+                std::process::exit(2);
+            }
+        };
+        println!(
+            "night: the trace {path}: {} lines, {} steps, ${:.2} of work; {} slots, threshold ${} per {}-minute rolling window, {hours}h",
+            tr.lines.len(),
+            tr.lines.iter().map(|l| l.steps.len()).sum::<usize>(),
+            tr.demand,
+            setup.slots,
+            setup.threshold,
+            setup.window_min
+        );
+        header();
+        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+            row(
+                "trace",
+                mode,
+                std::slice::from_ref(&tr),
+                &cfg,
+                (minutes, setup),
+                (server, retry_floor),
+            );
+        }
+        return;
+    }
+    println!(
+        "night: {LINES} lines × 8 steps, {} slots, threshold ${} per {}h rolling window, {hours}h, {seeds} seeds per distribution",
+        setup.slots,
+        setup.threshold,
+        setup.window_min / 60
+    );
+    println!(
+        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {}, server utilisation {}",
+        cfg.estimate_quantile * 100.0,
+        cfg.margin,
+        cfg.max_budget_factor,
+        if server { "on" } else { "off" }
+    );
+    header();
     for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
         let traces: Vec<Trace> = (0..seeds)
             .map(|s| trace(dist, 0x5EED_0000 + s * 7919))
             .collect();
         for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
-            let mut sum = Tally::default();
-            let mut worst_over_admit = 0;
-            for tr in &traces {
-                let r = simulate(tr, mode, &cfg, minutes, server, retry_floor);
-                sum.work += r.work;
-                sum.steps += r.steps;
-                sum.spent += r.spent;
-                sum.wasted += r.wasted;
-                sum.overshoots += r.overshoots;
-                sum.max_window = sum.max_window.max(r.max_window);
-                sum.limit_hits += r.limit_hits;
-                sum.cap_misses += r.cap_misses;
-                sum.bound += r.bound;
-                worst_over_admit = worst_over_admit.max(r.over_admitted);
-            }
-            #[allow(clippy::cast_precision_loss)]
-            let n = seeds as f64;
-            #[allow(clippy::cast_precision_loss)]
-            let capacity = THRESHOLD * ((minutes + WINDOW_MIN - 1) / WINDOW_MIN) as f64;
-            println!(
-                "{:<15} {:<10} {:>8.2} {:>6.1} {:>7.1} {:>8.1} {:>8.2} {:>7.2} {:>6.0} {:>5} {:>5} {:>5} {:>5}",
+            row(
                 dist.name(),
-                mode.name(),
-                sum.work / n,
-                f64::from(sum.steps) / n,
-                100.0 * sum.work / n / capacity,
-                100.0 * sum.work / sum.bound,
-                sum.spent / n,
-                sum.wasted / n,
-                100.0 * sum.max_window,
-                sum.overshoots,
-                sum.limit_hits,
-                sum.cap_misses,
-                if mode == Mode::Fcfs {
-                    "-".to_string()
-                } else {
-                    worst_over_admit.to_string()
-                }
+                mode,
+                &traces,
+                &cfg,
+                (minutes, setup),
+                (server, retry_floor),
             );
         }
     }
