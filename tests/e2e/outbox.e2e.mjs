@@ -170,7 +170,12 @@ test('the line form: a PlanFix task that is not a number is refused at its field
     () => d.script("const r = document.querySelector('[data-testid=line-row]'); return r ? r.dataset.lineId : null;"),
     'the line in the list',
   );
-  assert.equal(await d.script("return document.querySelector('[data-testid=line-planfix-error]');"), null);
+  // The row can come by the daemon's event before the form has read its own answer: wait for
+  // the field's error to go rather than expect it gone the moment the row shows.
+  await d.until(
+    () => d.script("return document.querySelector('[data-testid=line-planfix-error]') ? null : true;"),
+    'the PlanFix task error cleared',
+  );
   await openLine(d, id);
   assert.equal(
     await d.until(() => d.script("return document.querySelector('[data-testid=line-detail] [data-testid=line-planfix-task]')?.textContent;"), 'the task in the detail'),
