@@ -75,25 +75,27 @@ pub async fn run(sh: Arc<Shared>) {
         return;
     };
     let mut failures: i64 = 0;
+    // The token is read once (again only while it cannot be), and one client is kept.
+    let mut api: Option<Planfix> = None;
     loop {
         if sh.shutdown.is_cancelled() {
             return;
         }
-        let wait = match crate::config::read_secret(&pc.token_file, "planfix.token_file") {
-            Ok(token) => {
-                let api = Planfix::new(&pc.base_url, &token);
-                match once(&sh, &api, Words(pc.lang), &mut failures).await {
-                    Ok(w) => w,
-                    Err(e) => {
-                        tracing::error!(error = %e, "PlanFix queue failed");
-                        Duration::from_secs(5)
-                    }
+        if api.is_none() {
+            match crate::config::read_secret(&pc.token_file, "planfix.token_file") {
+                Ok(token) => api = Some(Planfix::new(&pc.base_url, &token)),
+                Err(e) => tracing::warn!(error = %e, "PlanFix reports cannot be sent"),
+            }
+        }
+        let wait = match &api {
+            Some(api) => match once(&sh, api, Words(pc.lang), &mut failures).await {
+                Ok(w) => w,
+                Err(e) => {
+                    tracing::error!(error = %e, "PlanFix queue failed");
+                    Duration::from_secs(5)
                 }
-            }
-            Err(e) => {
-                tracing::warn!(error = %e, "PlanFix reports cannot be sent");
-                Duration::from_secs(60)
-            }
+            },
+            None => Duration::from_secs(60),
         };
         let notified = sh.outbox_wake.notified();
         tokio::select! {

@@ -24,15 +24,23 @@ pub async fn run(sh: Arc<Shared>) {
         return;
     };
     let mut failures: i64 = 0;
+    // The token is read once (again only while it cannot be), and one client keeps its
+    // connection across the polls.
+    let mut bot: Option<Bot> = None;
     loop {
         if sh.shutdown.is_cancelled() {
             return;
         }
-        let wait = match crate::config::read_secret(&cc.bot_token_file, "catcher.bot_token_file") {
-            Ok(token) => {
-                let bot = Bot::new(&cc.api_base, &token);
+        if bot.is_none() {
+            match crate::config::read_secret(&cc.bot_token_file, "catcher.bot_token_file") {
+                Ok(token) => bot = Some(Bot::new(&cc.api_base, &token)),
+                Err(e) => tracing::warn!(error = %e, "the Catcher cannot read presses"),
+            }
+        }
+        let wait = match &bot {
+            Some(bot) => {
                 let got = tokio::select! {
-                    r = once(&sh, &bot, cc.chat_id, cc.poll_secs) => r,
+                    r = once(&sh, bot, cc.chat_id, cc.poll_secs) => r,
                     () = sh.shutdown.cancelled() => return,
                 };
                 match got {
@@ -48,10 +56,7 @@ pub async fn run(sh: Arc<Shared>) {
                     }
                 }
             }
-            Err(e) => {
-                tracing::warn!(error = %e, "the Catcher cannot read presses");
-                Duration::from_secs(60)
-            }
+            None => Duration::from_secs(60),
         };
         if !wait.is_zero() {
             tokio::select! {

@@ -91,9 +91,11 @@ pub(crate) fn render(w: Words, r: &OutboxRow, members: &[OutboxRow]) -> Vec<Part
         keys: Vec::new(),
     };
     for (t, keys) in blocks {
-        for (i, piece) in text::split(&t, text::PART_MAX).into_iter().enumerate() {
+        let pieces = text::split(&t, text::PART_MAX);
+        let count = pieces.len();
+        for (i, piece) in pieces.into_iter().enumerate() {
             let sep = if cur.text.is_empty() { 0 } else { 2 };
-            let last_piece = i + 1 == text::split(&t, text::PART_MAX).len();
+            let last_piece = i + 1 == count;
             let more_keys = if last_piece { keys.len() } else { 0 };
             if !cur.text.is_empty()
                 && (text::units(&cur.text) + sep + text::units(&piece) > text::PART_MAX
