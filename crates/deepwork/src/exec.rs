@@ -3,13 +3,15 @@
 //!
 //! The bridge starts a browser connection and may start children of its own; stopping only
 //! the `node` process would leave them behind, so the whole group is stopped (on Unix; on
-//! Windows the process itself is killed).
+//! Windows the process itself is killed). On Linux a child is also killed by the kernel when
+//! deepwork dies (`PR_SET_PDEATHSIG`), so not even `kill -9` of deepwork leaves a bridge
+//! behind; elsewhere a `kill -9` leaves the running bridge to finish its call by itself.
 
 use std::io::Read;
-use std::process::{Command, ExitStatus, Stdio};
-use std::sync::Arc;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::thread;
+use std::sync::{Arc, mpsc};
+use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
 
 /// How much of a child's stderr is kept for error messages.
@@ -57,11 +59,16 @@ pub(crate) struct Finished {
 
 /// Starts `cmd` in its own process group with stdin closed and stdout/stderr piped, then
 /// waits for it, the deadline, or the cancel flag.
-pub(crate) fn run(
-    mut cmd: Command,
-    timeout: Duration,
-    cancel: &Cancel,
-) -> std::io::Result<Finished> {
+pub(crate) fn run(cmd: Command, timeout: Duration, cancel: &Cancel) -> std::io::Result<Finished> {
+    let mut running = spawn(cmd)?;
+    running.wait(Instant::now() + timeout, cancel)
+}
+
+/// Starts `cmd` in its own process group with stdin closed and stdout/stderr piped (read on
+/// threads of their own, so a chatty child never blocks on a full pipe). On Linux the child
+/// is also killed when the thread that started it ends — deepwork killed with `kill -9`
+/// included — so call this from the thread that will wait for the child (a run's thread).
+pub(crate) fn spawn(mut cmd: Command) -> std::io::Result<Running> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -70,9 +77,11 @@ pub(crate) fn run(
         use std::os::unix::process::CommandExt;
         cmd.process_group(0);
     }
+    #[cfg(target_os = "linux")]
+    die_with_parent(&mut cmd);
     let mut child = cmd.spawn()?;
-    // From here on, whatever happens, the group does not outlive this call.
-    let mut group = Group(Some(child.id()));
+    // From here on, whatever happens, the group does not outlive the `Running`.
+    let group = Group(Some(child.id()));
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let out_thread = thread::spawn(move || {
@@ -83,46 +92,148 @@ pub(crate) fn run(
         }
         head
     });
+    // The stderr reader's end (its sender dropped) tells `wait` that the child is exiting.
+    let (closed_tx, stderr_closed) = mpsc::channel::<()>();
     let err_thread = thread::spawn(move || {
+        let _closed = closed_tx;
         let mut buf = Vec::new();
         if let Some(s) = stderr.as_mut() {
             let _ = s.read_to_end(&mut buf);
         }
         buf
     });
-    let deadline = Instant::now() + timeout;
-    let ended = loop {
-        if let Some(status) = child.try_wait()? {
-            break Ended::Exited(status);
-        }
-        if cancel.is_cancelled() {
-            group.stop();
-            let _ = child.kill();
-            break Ended::Cancelled;
-        }
-        if Instant::now() >= deadline {
-            group.stop();
-            let _ = child.kill();
-            break Ended::TimedOut;
-        }
-        thread::sleep(Duration::from_millis(20));
-    };
-    if !matches!(ended, Ended::Exited(_)) {
-        let _ = child.wait();
-    }
-    // A grandchild may still hold the pipes open: end the group before reading them (once:
-    // after a timeout or a cancel it is already stopped).
-    group.stop();
-    let stdout = out_thread.join().unwrap_or_default();
-    let stderr = err_thread.join().unwrap_or_default();
-    Ok(Finished {
-        ended,
-        stdout_head: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr_tail: tail(&stderr, STDERR_TAIL),
+    Ok(Running {
+        child,
+        group,
+        readers: Some((out_thread, err_thread)),
+        stderr_closed: Some(stderr_closed),
+        reaped: false,
     })
 }
 
+/// The threads that read a child's stdout (its head) and stderr (all of it).
+type Readers = (JoinHandle<Vec<u8>>, JoinHandle<Vec<u8>>);
+
+/// A started child. Dropping it kills its whole group and reaps it.
+#[derive(Debug)]
+pub(crate) struct Running {
+    child: Child,
+    group: Group,
+    /// The threads reading stdout and stderr; taken when the child is reaped.
+    readers: Option<Readers>,
+    /// Disconnected once the child's stderr is closed; `None` after that was seen.
+    stderr_closed: Option<mpsc::Receiver<()>>,
+    reaped: bool,
+}
+
+impl Running {
+    /// The child's status if it has exited (without waiting).
+    pub(crate) fn exited(&mut self) -> std::io::Result<Option<ExitStatus>> {
+        self.child.try_wait()
+    }
+
+    /// Waits for the child to exit by itself, the deadline to pass or the cancel flag to be
+    /// set (then the group is killed), and collects its output.
+    pub(crate) fn wait(&mut self, deadline: Instant, cancel: &Cancel) -> std::io::Result<Finished> {
+        // Looks every 20 ms (the cancel flag and the deadline need it), but wakes at once
+        // when the child closes its stderr, as it does when it exits: a finished step is seen
+        // within a millisecond or so, not up to 20 ms late, which is a tenth of a whole
+        // benchmark run's budget. A child that closes its stderr and lives on is looked at
+        // every millisecond for a while, then every 20 ms again.
+        const LOOK: Duration = Duration::from_millis(20);
+        const QUICK: Duration = Duration::from_millis(1);
+        let mut quick_looks = 0u32;
+        let ended = loop {
+            if let Some(status) = self.child.try_wait()? {
+                break Ended::Exited(status);
+            }
+            if cancel.is_cancelled() {
+                break Ended::Cancelled;
+            }
+            if Instant::now() >= deadline {
+                break Ended::TimedOut;
+            }
+            match &self.stderr_closed {
+                Some(rx) => match rx.recv_timeout(LOOK) {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {}
+                    _ => self.stderr_closed = None,
+                },
+                None if quick_looks < 200 => {
+                    quick_looks += 1;
+                    thread::sleep(QUICK);
+                }
+                None => thread::sleep(LOOK),
+            }
+        };
+        Ok(self.finish(ended))
+    }
+
+    /// Kills the group (when the child has not exited by itself), reaps the child and collects
+    /// its output.
+    pub(crate) fn finish(&mut self, ended: Ended) -> Finished {
+        if !matches!(ended, Ended::Exited(_)) {
+            self.group.stop();
+            let _ = self.child.kill();
+        }
+        // A grandchild may still hold the pipes open: end the group before reading them
+        // (once: after a timeout or a cancel it is already stopped).
+        self.group.stop();
+        let _ = self.child.wait();
+        self.reaped = true;
+        let (stdout, stderr) = match self.readers.take() {
+            Some((out, err)) => (
+                out.join().unwrap_or_default(),
+                err.join().unwrap_or_default(),
+            ),
+            None => Default::default(),
+        };
+        Finished {
+            ended,
+            stdout_head: String::from_utf8_lossy(&stdout).into_owned(),
+            stderr_tail: tail(&stderr, STDERR_TAIL),
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if !self.reaped {
+            self.group.stop();
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
+/// Asks the kernel to SIGKILL the child when the thread that started it ends (`kill -9` of
+/// deepwork included): a bridge waiting for its message must not outlive us. The signal
+/// reaches the child only, not grandchildren (those the group kill reaches while we live).
+#[cfg(target_os = "linux")]
+#[allow(unsafe_code)]
+fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: getpid(2) has no preconditions.
+    let parent = unsafe { libc::getpid() };
+    // SAFETY: the closure runs in the forked child before exec and calls only prctl(2) and
+    // getppid(2), both async-signal-safe; it allocates nothing and touches no shared state.
+    unsafe {
+        cmd.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) == -1 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // We may have died between fork and prctl: then no signal would ever come.
+            if libc::getppid() != parent {
+                return Err(std::io::Error::other(
+                    "deepwork ended before its child started",
+                ));
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Kills the process group on drop, so an early return or a panic leaves nothing running.
+#[derive(Debug)]
 struct Group(Option<u32>);
 
 impl Group {
@@ -217,6 +328,33 @@ mod tests {
         });
         cancel.cancel();
         assert!(matches!(t.join().unwrap().ended, Ended::Cancelled));
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_child_dies_with_the_thread_that_started_it() {
+        // What `kill -9` of deepwork does to a waiting bridge: the thread that started the
+        // child ends without stopping it (here: the `Running` is leaked, so no drop kills it).
+        let pid = thread::spawn(|| {
+            let mut c = Command::new("sleep");
+            c.arg("30");
+            let running = spawn(c).unwrap();
+            let pid = running.child.id();
+            std::mem::forget(running);
+            pid
+        })
+        .join()
+        .unwrap();
+        let pid = i32::try_from(pid).unwrap();
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while process_alive(pid) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        let alive = process_alive(pid);
+        if alive {
+            kill_group(pid as u32);
+        }
+        assert!(!alive, "child {pid} outlived the thread that started it");
     }
 
     #[test]
