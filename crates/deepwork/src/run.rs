@@ -214,6 +214,27 @@ impl Loop<'_> {
         cancel: &Cancel,
         on_event: &mut dyn FnMut(&Event),
     ) -> Result<Outcome, RunError> {
+        // The first message will be sent whatever the folder holds: the transport may get
+        // ready for it (the bridge starts Node) while the folder is walked.
+        if !cancel.is_cancelled() {
+            transport.prepare(1);
+        }
+        let result = self.first_and_steps(ask, transport, cancel, on_event);
+        if result.is_err() {
+            // A step prepared and never sent (cancelled before it went out): stop its bridge.
+            transport.discard();
+        }
+        result
+    }
+
+    /// The run: the first message, then the steps.
+    fn first_and_steps(
+        &self,
+        ask: &Ask,
+        transport: &mut dyn Transport,
+        cancel: &Cancel,
+        on_event: &mut dyn FnMut(&Event),
+    ) -> Result<Outcome, RunError> {
         let first = |index: &Index| {
             self.prompts
                 .first_message(self.sandbox, index, &ask.files, &ask.question, &self.limits)
@@ -333,6 +354,10 @@ impl Loop<'_> {
                     answer,
                     files,
                 });
+            }
+            // Step n + 1 will be sent: the transport may get ready while the tools run.
+            if !cancel.is_cancelled() {
+                transport.prepare(n + 1);
             }
             let executed = {
                 let mut index = lock(index);
@@ -635,6 +660,90 @@ mod tests {
         assert!(matches!(e, RunError::Transport { step: 2, .. }), "{e}");
         assert_eq!(e.steps().len(), 1);
         assert_eq!(e.steps()[0].requests[0].hits, Some(1));
+    }
+
+    /// Records what the loop asks of the transport, and the events, in one order.
+    struct Journal {
+        answers: VecDeque<&'static str>,
+        seen: std::sync::Arc<Mutex<Vec<String>>>,
+        cancel_after_prepare: Option<(usize, Cancel)>,
+    }
+
+    impl Transport for Journal {
+        fn send(&mut self, n: usize, _m: &str, _c: &Cancel) -> Result<String, TransportError> {
+            self.seen.lock().unwrap().push(format!("send {n}"));
+            Ok(self.answers.pop_front().unwrap_or("Done.").to_owned())
+        }
+        fn prepare(&mut self, n: usize) {
+            self.seen.lock().unwrap().push(format!("prepare {n}"));
+            if let Some((at, cancel)) = &self.cancel_after_prepare
+                && *at == n
+            {
+                cancel.cancel();
+            }
+        }
+        fn discard(&mut self) {
+            self.seen.lock().unwrap().push("discard".into());
+        }
+    }
+
+    fn journal(answers: &[&'static str], steps: usize, cancel_at: Option<usize>) -> Vec<String> {
+        let (_d, sb) = setup();
+        let prompts = Prompts::default();
+        let lp = Loop {
+            sandbox: &sb,
+            prompts: &prompts,
+            limits: Limits::default(),
+            index: None,
+        };
+        let seen = std::sync::Arc::new(Mutex::new(Vec::new()));
+        let cancel = Cancel::new();
+        let mut t = Journal {
+            answers: answers.iter().copied().collect(),
+            seen: seen.clone(),
+            cancel_after_prepare: cancel_at.map(|n| (n, cancel.clone())),
+        };
+        let ask = Ask {
+            question: "q".into(),
+            files: vec![],
+            steps,
+        };
+        let _ = lp.run(&ask, &mut t, &cancel, &mut |e| {
+            if let Event::RequestExecuted { n, .. } = e {
+                seen.lock().unwrap().push(format!("executed {n}"));
+            }
+        });
+        seen.lock().unwrap().clone()
+    }
+
+    #[test]
+    fn a_step_is_prepared_once_it_is_certain_and_before_the_tools_run() {
+        // Step 1 at the start; step 2 as soon as answer 1 asks for something, before its
+        // requests run; no step 3 after an answer without requests.
+        let seen = journal(&["=== FIND: waitForAnswer ===", "Done."], 4, None);
+        assert_eq!(
+            seen,
+            ["prepare 1", "send 1", "prepare 2", "executed 1", "send 2"]
+        );
+        // No next step when the steps run out or the model repeats itself.
+        let seen = journal(&["=== NEED: ask.mjs ==="], 1, None);
+        assert_eq!(seen, ["prepare 1", "send 1"]);
+        let seen = journal(&["=== NEED: ask.mjs ===", "=== NEED: ask.mjs ==="], 5, None);
+        assert_eq!(
+            seen,
+            ["prepare 1", "send 1", "prepare 2", "executed 1", "send 2"]
+        );
+    }
+
+    #[test]
+    fn a_prepared_step_that_is_not_sent_is_discarded() {
+        let seen = journal(&["=== FIND: waitForAnswer ===", "Done."], 4, Some(2));
+        assert_eq!(
+            seen,
+            ["prepare 1", "send 1", "prepare 2", "executed 1", "discard"]
+        );
+        let seen = journal(&["Done."], 4, Some(1));
+        assert_eq!(seen, ["prepare 1", "discard"]);
     }
 
     #[test]

@@ -114,6 +114,17 @@ pub trait Transport {
     /// # Errors
     /// See [`TransportError`].
     fn send(&mut self, n: usize, message: &str, cancel: &Cancel) -> Result<String, TransportError>;
+
+    /// Step `n`'s message is certain to be sent, but is not ready yet: the transport may get
+    /// ready for it meanwhile (the bridge starts its process, see [`Bridge`]). Called at most
+    /// once per step, before [`Transport::send`] of that step; nothing by default.
+    fn prepare(&mut self, n: usize) {
+        let _ = n;
+    }
+
+    /// The prepared step will not be sent after all (the run failed or was cancelled): undo
+    /// [`Transport::prepare`]. Nothing by default.
+    fn discard(&mut self) {}
 }
 
 /// Builds the configured transport.
