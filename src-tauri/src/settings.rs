@@ -118,7 +118,8 @@ impl DeepworkSettings {
     }
 
     /// The JSON object to save: only the keys that are set, so deepwork's defaults apply to
-    /// the rest. Keys the form does not edit (prompts, debug_port, chat_url) are kept.
+    /// the rest. Keys the form does not edit (prompts, debug_port, chat_url, prespawn) are
+    /// kept.
     fn to_json(&self, keep: &ConfigFile) -> serde_json::Value {
         let mut m = serde_json::Map::new();
         let mut put = |k: &str, v: Option<serde_json::Value>| {
@@ -146,6 +147,7 @@ impl DeepworkSettings {
         );
         put("debug_port", keep.debug_port.map(Into::into));
         put("chat_url", keep.chat_url.clone().map(Into::into));
+        put("prespawn", keep.prespawn.map(Into::into));
         serde_json::Value::Object(m)
     }
 }
@@ -326,6 +328,31 @@ mod tests {
         let v: serde_json::Value =
             serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(v, serde_json::json!({"chat": "fast"}));
+    }
+
+    #[test]
+    fn keys_the_form_does_not_edit_survive_a_save() {
+        let d = tempfile::tempdir().unwrap();
+        let path = d.path().join("config.json");
+        std::fs::write(
+            &path,
+            r#"{"chat": "old", "debug_port": 9444, "chat_url": "example.org", "prespawn": false}"#,
+        )
+        .unwrap();
+        let s = DeepworkSettings {
+            transport: "bridge".into(),
+            chat: "new".into(),
+            ..Default::default()
+        };
+        save(&path, &s).unwrap();
+        let v: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({
+                "chat": "new", "debug_port": 9444, "chat_url": "example.org", "prespawn": false
+            })
+        );
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub const DEFAULT_DEBUG_PORT: u16 = 9333;
 pub const DEFAULT_CHAT_URL: &str = "chat.deepseek.com";
 /// The most steps a run may take.
 pub const MAX_STEPS: usize = 50;
+/// Whether a step's bridge is started before its message is ready (Linux only; see
+/// [`BridgeConfig::prespawn`]).
+pub const DEFAULT_PRESPAWN: bool = true;
 
 /// Why the configuration cannot be used.
 #[derive(Debug, thiserror::Error)]
@@ -98,6 +101,8 @@ pub struct ConfigFile {
     pub debug_port: Option<u16>,
     /// What a chat tab's URL contains (for `--check`).
     pub chat_url: Option<String>,
+    /// Start each step's bridge before its message is ready (Linux; ignored elsewhere).
+    pub prespawn: Option<bool>,
 }
 
 /// Which transport a run uses.
@@ -136,6 +141,11 @@ pub struct BridgeConfig {
     pub debug_port: u16,
     /// What a chat tab's URL contains.
     pub chat_url: String,
+    /// On Linux, start a step's bridge as soon as the step is certain to be sent, its
+    /// `--file` a named pipe that gets the message when it is ready, so that Node starts up
+    /// while deepwork works. Ignored on other systems, where the bridge always starts when its
+    /// message is ready, from a regular file.
+    pub prespawn: bool,
 }
 
 /// The OpenAI-compatible transport's settings.
@@ -312,6 +322,7 @@ impl Config {
                     timeout,
                     debug_port: file.debug_port.unwrap_or(DEFAULT_DEBUG_PORT),
                     chat_url: file.chat_url.unwrap_or_else(|| DEFAULT_CHAT_URL.to_owned()),
+                    prespawn: file.prespawn.unwrap_or(DEFAULT_PRESPAWN),
                 })
             }
             TransportKind::Openai => {
@@ -409,6 +420,23 @@ mod tests {
             Path::new("/opt/deepwork/../ollama_orchestro/ask.mjs")
         );
         assert_eq!(b.timeout, Duration::from_secs(900));
+        assert!(b.prespawn);
+    }
+
+    #[test]
+    fn prespawn_can_be_turned_off_and_must_be_a_boolean() {
+        let file = parse(r#"{"prespawn": false}"#).unwrap();
+        let c = Config::resolve(file, None, &Overrides::default(), Path::new("/x")).unwrap();
+        let TransportConfig::Bridge(b) = c.transport else {
+            panic!()
+        };
+        assert!(!b.prespawn);
+        let e = parse("{\n  \"prespawn\": \"no\"\n}").unwrap_err();
+        let ConfigError::Parse { line, message, .. } = &e else {
+            panic!("{e:?}")
+        };
+        assert_eq!(*line, 2, "{e}");
+        assert!(message.contains("expected a boolean"), "{e}");
     }
 
     #[test]

@@ -128,6 +128,7 @@ pub(crate) struct Running {
 
 impl Running {
     /// The child's status if it has exited (without waiting).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn exited(&mut self) -> std::io::Result<Option<ExitStatus>> {
         self.child.try_wait()
     }

@@ -1,21 +1,9 @@
 //! One index per run, kept fresh: files created or deleted while the model thinks are seen by
 //! the next LIST and FIND, through the real binary and the fake bridge.
 
-use std::time::{Duration, Instant};
-
 use serde_json::json;
 
 use crate::support::*;
-
-/// Waits until `cond` holds, failing after `limit`.
-#[track_caller]
-fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while !cond() {
-        assert!(start.elapsed() < limit, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 #[test]
 fn list_and_find_see_files_created_and_deleted_while_the_model_thinks() {

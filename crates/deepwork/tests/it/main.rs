@@ -10,6 +10,8 @@ mod config;
 mod fresh;
 mod limits;
 mod openai;
+#[cfg(target_os = "linux")]
+mod prespawn;
 mod protocol_cli;
 mod sandbox;
 mod selftest;

@@ -413,6 +413,21 @@ impl Dw {
     pub fn run(self) -> Out {
         run_with_deadline(self, RUN_DEADLINE)
     }
+
+    /// Starts the run and returns at once (its output is dropped); the temp home lives as
+    /// long as the returned guard.
+    pub fn spawn(self) -> (Child, TempDir) {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_deepwork"));
+        cmd.args(&self.args)
+            .current_dir(&self.cwd)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        for (k, v) in &self.env {
+            cmd.env(k, v);
+        }
+        (cmd.spawn().expect("spawn deepwork"), self.home)
+    }
 }
 
 /// What a finished run printed.
@@ -540,6 +555,16 @@ fn kill_pid(pid: u32) {
     let _ = Command::new("taskkill")
         .args(["/F", "/T", "/PID", &pid.to_string()])
         .status();
+}
+
+/// Waits until `cond` holds, failing after `limit`.
+#[track_caller]
+pub fn wait_until(limit: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(start.elapsed() < limit, "timed out waiting for {what}");
+        thread::sleep(Duration::from_millis(10));
+    }
 }
 
 /// True while process `pid` exists and is not a zombie.
