@@ -134,6 +134,8 @@ run_setup() {
   TEXT="$text" GLOB="$glob" BRIDGE="$BRIDGE" node -e '
     const fs = require("fs"), e = process.env, d = process.argv[1];
     fs.writeFileSync(d + "/config.json", JSON.stringify({ bridge: e.BRIDGE, chat: "bench", steps: 4 }));
+    // the same run with each bridge started only when its message is ready, as before issue 18
+    fs.writeFileSync(d + "/config-late.json", JSON.stringify({ bridge: e.BRIDGE, chat: "bench", steps: 4, prespawn: false }));
     fs.writeFileSync(d + "/scenario.json", JSON.stringify({ steps: [
       { answer: `=== FIND: ${e.TEXT} ===\n=== LIST: **/${e.GLOB} ===\n` },
       { answer: "Done." } ] }));
@@ -142,6 +144,9 @@ run_setup() {
   rm -f "$d/calls.jsonl"
   (cd "$dir" && FAKE_BRIDGE_SCENARIO=$d/scenario.json FAKE_BRIDGE_LOG=$d/calls.jsonl \
     "$DEEPWORK" --config "$d/config.json" --dir "$dir" --json "Where is it?" >"$d/run.json" 2>"$d/run.log")
+  rm -f "$d/calls.jsonl"
+  (cd "$dir" && FAKE_BRIDGE_SCENARIO=$d/scenario.json FAKE_BRIDGE_LOG=$d/calls.jsonl \
+    "$DEEPWORK" --config "$d/config-late.json" --dir "$dir" --json "Where is it?" >"$d/run-late.json" 2>"$d/run-late.log")
   (cd "$dir" && "$RG" -F -n -- "$text" | wc -l >"$d/rg.count") || true
   (cd "$dir" && "$FD" --type f -g "$glob" | wc -l >"$d/fd.count")
   # rg and fd only honour .gitignore inside a git repository; deepwork honours it everywhere
@@ -288,7 +293,9 @@ bench tree "$T tree --dir $D" fd "$(q "$FD") --type f"
 
 # whole runs: deepwork (its two bridge start-ups included) against rg and fd, each timed alone;
 # the report divides deepwork's time by the sum of theirs. One bridge call alone (Node's start-up
-# and the fake bridge's work, any small input) is timed too, to show deepwork's own share.
+# and the fake bridge's work, any small input) is timed too, and the run with `"prespawn": false`
+# (each bridge started only when its message is ready), to show deepwork's own share and what
+# starting the bridge early gains.
 bench_run() { # bench_run <case>
   local d=$RESULTS/$1 dir text glob
   { read -r dir; read -r text; read -r glob; } <"$d/case.txt"
@@ -301,7 +308,8 @@ bench_run() { # bench_run <case>
     -n deepwork "$(q "$DEEPWORK") --config $(q "$d/config.json") --dir $(q "$dir") $(q "Where is it?")" \
     -n rg "$(q "$RG") -F -n $(q "$text")" \
     -n fd "$(q "$FD") --type f -g $(q "$glob")" \
-    -n bridge "node $(q "$BRIDGE") ask --chat bench --file $(q "$d/config.json") --out $(q "$d/bridge.out") --quiet" >&2)
+    -n bridge "node $(q "$BRIDGE") ask --chat bench --file $(q "$d/config.json") --out $(q "$d/bridge.out") --quiet" \
+    -n deepwork-late "$(q "$DEEPWORK") --config $(q "$d/config-late.json") --dir $(q "$dir") $(q "Where is it?")" >&2)
   watch_stop "$1"
 }
 bench_run run-generated

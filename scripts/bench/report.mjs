@@ -12,7 +12,7 @@
 // File names in <results-dir> are the contract with the shell script:
 //   find-rare.deepwork.out / find-rare.rg.out, find-common.*, list-rs.deepwork.out / list-rs.fd.out,
 //   walk.deepwork.out / walk.fd.out, tree.deepwork.out, loop-<k>.out, live-<k>.out,
-//   hyperfine-<case>.json, index.out, index-real.out, run-<tree>/{run.json, rg.count, fd.count,
+//   hyperfine-<case>.json, index.out, index-real.out, run-<tree>/{run.json, run-late.json, rg.count, fd.count,
 //   rg-no-require-git.count, case.txt}, meta.json.
 
 import fs from 'node:fs';
@@ -144,10 +144,21 @@ function checkRun(id) {
   else if (rg !== rgAll) notes.push(`(info) not a git repository: rg finds ${rg} hits, ${rgAll} with --no-require-git (deepwork's rules: .gitignore honoured everywhere)`);
   if (list !== fd) notes.push(`(info) LIST counts ${list} paths, fd -g ${fd}${rg !== rgAll ? ' (fd reads no .gitignore outside a git repository)' : ''}`);
   const listOk = list === fd || rg !== rgAll;
+  // the run with "prespawn": false must have taken the same steps
+  let lateOk = true;
+  if (fs.existsSync(path.join(d, 'run-late.json'))) {
+    try {
+      const late = JSON.parse(fs.readFileSync(path.join(d, 'run-late.json'), 'utf8'));
+      lateOk = JSON.stringify(late.steps) === JSON.stringify(run.steps) && late.answer === run.answer;
+    } catch {
+      lateOk = false;
+    }
+    if (!lateOk) notes.push('the run with "prespawn": false took other steps or answered otherwise (run-late.json)');
+  }
   return {
     name: id,
-    what: `whole run on \`${tree}\`: FIND ${JSON.stringify(text)} = rg -F -n, LIST **/${glob} = fd -g ${glob}, 2 bridge calls`,
-    ok: shape && findOk && listOk,
+    what: `whole run on \`${tree}\`: FIND ${JSON.stringify(text)} = rg -F -n, LIST **/${glob} = fd -g ${glob}, 2 bridge calls, the same with "prespawn": false`,
+    ok: shape && findOk && listOk && lateOk,
     deepwork: `${find} hits, ${list} paths`,
     competitor: `${rg} hits, ${fd} paths`,
     notes,
@@ -276,13 +287,15 @@ function doReport() {
   for (const [id, label, target] of [['run-generated', 'generated tree', null], ['run-real', 'real tree', 1.2]]) {
     const f = `hyperfine-${id}.json`;
     if (!fs.existsSync(file(f))) continue;
-    const [d, rg, fd, bridge] = readJson(f).results;
+    // late: the same run with "prespawn": false (each bridge started when its message is ready)
+    const [d, rg, fd, bridge, late] = readJson(f).results;
     const [tree, text, glob] = fs.readFileSync(path.join(dir, id, 'case.txt'), 'utf8').split('\n');
     const both = rg.mean + fd.mean;
     const noisy = [d, rg, fd].some((x) => x.stddev > 0.1 * x.mean);
-    const other = otherLoad(id, m, [d, rg, fd, bridge].filter(Boolean));
-    const own = bridge ? d.mean - 2 * bridge.mean : NaN;
-    runs.push({ id, label, tree, text, glob, d, rg, fd, bridge, own, both, ratio: d.mean / both, minRatio: d.min / (rg.min + fd.min), target, noisy, other, busy: other > 0.2 });
+    const other = otherLoad(id, m, [d, rg, fd, bridge, late].filter(Boolean));
+    // deepwork's own part: the run whose bridge calls do not overlap it, less those calls
+    const own = bridge && late ? late.mean - 2 * bridge.mean : NaN;
+    runs.push({ id, label, tree, text, glob, d, rg, fd, bridge, late, own, both, ratio: d.mean / both, minRatio: d.min / (rg.min + fd.min), target, noisy, other, busy: other > 0.2 });
   }
   const indexOf = (name) => {
     if (!fs.existsSync(file(name))) return null;
@@ -311,7 +324,7 @@ function doReport() {
   console.log(listingLine('loop, own index', loop));
   if (live.runs) console.log(listingLine('loop, live index', live));
   for (const r of runs) {
-    console.log(`whole run, ${r.label}: deepwork ${ms(r.d.mean)} ms (two bridge calls ${r.bridge ? ms(2 * r.bridge.mean) : '?'} ms of it) vs rg ${ms(r.rg.mean)} + fd ${ms(r.fd.mean)} = ${ms(r.both)} ms: ${r.ratio.toFixed(2)}× (minima ${r.minRatio.toFixed(2)}×; without the bridge calls ${(r.own / r.both).toFixed(2)}×)${r.target ? ` target ≤ ${r.target}×: ${r.ratio <= r.target ? 'yes' : 'NO'}` : ''}${r.noisy ? ' noisy' : ''}${r.busy ? ` other load ${r.other.toFixed(2)} cores` : ''}`);
+    console.log(`whole run, ${r.label}: deepwork ${ms(r.d.mean)} ms vs rg ${ms(r.rg.mean)} + fd ${ms(r.fd.mean)} = ${ms(r.both)} ms: ${r.ratio.toFixed(2)}× (minima ${r.minRatio.toFixed(2)}×)${r.target ? ` target ≤ ${r.target}×: ${r.ratio <= r.target ? 'yes' : 'NO'}` : ''}; bridges started late ${r.late ? `${ms(r.late.mean)} ms: ${(r.late.mean / r.both).toFixed(2)}× (minima ${(r.late.min / (r.rg.min + r.fd.min)).toFixed(2)}×)` : '?'}; one bridge call ${r.bridge ? ms(r.bridge.mean) : '?'} ms; deepwork's own part ${(r.own / r.both).toFixed(2)}×${r.noisy ? ' noisy' : ''}${r.busy ? ` other load ${r.other.toFixed(2)} cores` : ''}`);
   }
   for (const [name, x] of indexes) console.log(`index, ${name}: ${x.files} files, ${(x.heap_bytes / 1e6).toFixed(1)} MB heap, RSS +${(x.rss_delta_kb / 1024).toFixed(1)} MiB, build ${(x.build_us / 1000).toFixed(0)} ms, check ${(x.check_us / 1000).toFixed(1)} ms over ${x.dirs_checked} folders`);
 
@@ -363,13 +376,14 @@ function doReport() {
   }
   md.push('');
   if (runs.length) {
-    md.push('Whole runs: the `deepwork` binary (release) with the fake bridge (`tests/fixtures/fake-bridge.mjs`; its first answer asks for a FIND and a LIST, its second for nothing): the index, the first message, bridge call 1, FIND, LIST, bridge call 2, both Node start-ups included. Against it, `rg -F -n TEXT` and `fd --type f -g GLOB` timed alone in the same folder and added up.');
+    md.push('Whole runs: the `deepwork` binary (release) with the fake bridge (`tests/fixtures/fake-bridge.mjs`; its first answer asks for a FIND and a LIST, its second for nothing): the index, the first message, bridge call 1, FIND, LIST, bridge call 2, both Node start-ups included, each bridge started as soon as its step is certain (the default on Linux). Against it, `rg -F -n TEXT` and `fd --type f -g GLOB` timed alone in the same folder and added up. In the same hyperfine run: the same deepwork run with `"prespawn": false` (each bridge started only when its message is ready: "bridges started late"), and one bridge call alone; deepwork\'s own part is the late run less two bridge calls.');
     md.push('');
-    md.push('| tree | FIND / LIST | deepwork run (ms) | one bridge call (ms) | rg (ms) | fd (ms) | rg + fd (ms) | ratio | ratio of minima | target | met | ratio without the two bridge calls |');
-    md.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+    md.push('| tree | FIND / LIST | deepwork run (ms) | rg (ms) | fd (ms) | rg + fd (ms) | ratio | ratio of minima | target | met | bridges started late (ms) | its ratio (of minima) | one bridge call (ms) | deepwork\'s own part |');
+    md.push('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
     for (const r of runs) {
       const where = r.id === 'run-generated' ? m.dir_display : r.tree.replace(process.env.HOME || '~', '~');
-      md.push(`| ${r.label}: \`${where}\` | \`${r.text}\` / \`**/${r.glob}\` | ${ms(r.d.mean)} ± ${ms(r.d.stddev)} | ${r.bridge ? `${ms(r.bridge.mean)} ± ${ms(r.bridge.stddev)}` : '?'} | ${ms(r.rg.mean)} ± ${ms(r.rg.stddev)} | ${ms(r.fd.mean)} ± ${ms(r.fd.stddev)} | ${ms(r.both)} | ${r.ratio.toFixed(2)}×${r.noisy || r.busy ? ' ²' : ''} | ${r.minRatio.toFixed(2)}× | ${r.target ? `≤ ${r.target.toFixed(1)}×` : '—'} | ${r.target ? (r.ratio <= r.target ? 'yes' : '**no**') : '—'} | ${(r.own / r.both).toFixed(2)}× |`);
+      const late = r.late ? `${ms(r.late.mean)} ± ${ms(r.late.stddev)} | ${(r.late.mean / r.both).toFixed(2)}× (${(r.late.min / (r.rg.min + r.fd.min)).toFixed(2)}×)` : '? | ?';
+      md.push(`| ${r.label}: \`${where}\` | \`${r.text}\` / \`**/${r.glob}\` | ${ms(r.d.mean)} ± ${ms(r.d.stddev)} | ${ms(r.rg.mean)} ± ${ms(r.rg.stddev)} | ${ms(r.fd.mean)} ± ${ms(r.fd.stddev)} | ${ms(r.both)} | ${r.ratio.toFixed(2)}×${r.noisy || r.busy ? ' ²' : ''} | ${r.minRatio.toFixed(2)}× | ${r.target ? `≤ ${r.target.toFixed(1)}×` : '—'} | ${r.target ? (r.ratio <= r.target ? 'yes' : '**no**') : '—'} | ${late} | ${r.bridge ? `${ms(r.bridge.mean)} ± ${ms(r.bridge.stddev)}` : '?'} | ${(r.own / r.both).toFixed(2)}× |`);
     }
     const shakyRuns = runs.filter((r) => r.noisy || r.busy);
     if (shakyRuns.length) md.push('', `² Less certain than its digits say (${shakyRuns.map((r) => `${r.label}: ${[r.noisy ? 'an sd over 10% of its mean' : '', r.busy ? `other programs used ${r.other.toFixed(2)} cores beside it` : ''].filter(Boolean).join(', ')}`).join('; ')}).`);
