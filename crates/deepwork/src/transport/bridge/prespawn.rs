@@ -11,7 +11,7 @@
 //! Why Linux only: a bridge waiting for its message must not outlive deepwork, and only Linux
 //! has `PR_SET_PDEATHSIG` (see `exec::spawn`), which kills it even when deepwork is killed with
 //! `kill -9`. On macOS or a BSD such a bridge would wait on its pipe forever, so there (and on
-//! Windows, which has no such pipes) the bridge starts when its message is ready, as before.
+//! Windows, whose named pipes are not files) the bridge starts when its message is ready.
 //!
 //! What we cannot see is how the bridge reads its `--file`: a reader that opens it twice
 //! would wait for a second message that never comes (until the timeout), one that checks
