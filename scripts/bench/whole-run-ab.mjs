@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// The whole deepwork run with the bridge started early (the default on Linux) and late
+// (`"prespawn": false`), against `rg -F -n` + `fd --type f -g`, timed in turns: each round runs
+// the four commands once, in an order that rotates from round to round, so that load from other
+// programs on a shared machine falls on all of them alike (hyperfine times one command's runs in
+// a row). Prints the minimum, median and mean of each and the ratios. No dependencies.
+//
+//   node scripts/bench/whole-run-ab.mjs --deepwork target/release/deepwork \
+//        [--dir ~/.cargo/registry/src] [--text 'unsafe impl Send for'] [--glob '*.rs'] \
+//        [--rounds 15] [--warmup 2]
+//
+// The run is the benchmark's (scripts/bench-deepwork.sh): the fake bridge's first answer asks
+// for a FIND and a LIST, its second for nothing.
+
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const deepwork = opt('deepwork');
+if (!deepwork) {
+  console.error('usage: node whole-run-ab.mjs --deepwork PATH [--dir D] [--text T] [--glob G] [--rounds N] [--warmup N]');
+  process.exit(2);
+}
+const dir = path.resolve(opt('dir', path.join(os.homedir(), '.cargo/registry/src')));
+const text = opt('text', 'unsafe impl Send for');
+const glob = opt('glob', '*.rs');
+const rounds = Number(opt('rounds', 15));
+const warmup = Number(opt('warmup', 2));
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const bridge = path.join(root, 'tests/fixtures/fake-bridge.mjs');
+const which = (names) => names.find((n) => spawnSync('sh', ['-c', `command -v ${n}`]).status === 0);
+const rg = which(['rg']);
+const fd = which(['fdfind', 'fd']);
+
+const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'whole-run-ab-'));
+const config = (name, extra) => {
+  const p = path.join(tmp, name);
+  fs.writeFileSync(p, JSON.stringify({ bridge, chat: 'bench', steps: 4, ...extra }));
+  return p;
+};
+const scenario = path.join(tmp, 'scenario.json');
+fs.writeFileSync(scenario, JSON.stringify({ steps: [{ answer: `=== FIND: ${text} ===\n=== LIST: **/${glob} ===\n` }, { answer: 'Done.' }] }));
+const log = path.join(tmp, 'calls.jsonl');
+const env = { ...process.env, FAKE_BRIDGE_SCENARIO: scenario, FAKE_BRIDGE_LOG: log };
+const commands = [
+  ['early', deepwork, ['--config', config('early.json', {}), '--dir', dir, 'Where is it?']],
+  ['late', deepwork, ['--config', config('late.json', { prespawn: false }), '--dir', dir, 'Where is it?']],
+  ['rg', rg, ['-F', '-n', text]],
+  ['fd', fd, ['--type', 'f', '-g', glob]],
+];
+
+const times = Object.fromEntries(commands.map(([name]) => [name, []]));
+for (let r = -warmup; r < rounds; r++) {
+  for (let k = 0; k < commands.length; k++) {
+    const [name, program, argv] = commands[(k + Math.max(r, 0)) % commands.length];
+    fs.rmSync(log, { force: true });
+    const t0 = process.hrtime.bigint();
+    const res = spawnSync(program, argv, { cwd: dir, env, stdio: 'ignore' });
+    const ms = Number(process.hrtime.bigint() - t0) / 1e6;
+    if (res.status !== 0 && !(name === 'rg' && res.status === 1)) {
+      console.error(`${name} exited ${res.status}`);
+      process.exit(1);
+    }
+    if (r >= 0) times[name].push(ms);
+  }
+}
+fs.rmSync(tmp, { recursive: true, force: true });
+
+const stat = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+  return { min: s[0], median: mid, mean: s.reduce((a, b) => a + b, 0) / s.length };
+};
+const st = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, stat(v)]));
+const f = (x) => x.toFixed(1);
+console.log(`${dir}: FIND ${JSON.stringify(text)}, LIST **/${glob}; ${rounds} rounds after ${warmup} warm-up rounds, order rotating; ${os.loadavg()[0].toFixed(2)} load average at the end`);
+for (const [k, s] of Object.entries(st)) console.log(`${k.padEnd(6)} min ${f(s.min)} ms  median ${f(s.median)} ms  mean ${f(s.mean)} ms`);
+for (const m of ['min', 'median', 'mean']) {
+  const both = st.rg[m] + st.fd[m];
+  console.log(`${m.padEnd(6)} rg+fd ${f(both)} ms: early ${(st.early[m] / both).toFixed(2)}×, late ${(st.late[m] / both).toFixed(2)}×`);
+}
