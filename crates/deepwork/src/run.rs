@@ -202,7 +202,10 @@ pub struct Loop<'a> {
 }
 
 impl Loop<'_> {
-    /// Runs the loop to its end.
+    /// Runs the loop to its end. Each step is announced to the transport as soon as it is
+    /// certain to be sent ([`Transport::prepare`]: step 1 at once, step n + 1 when answer n
+    /// asks for something, before its requests run), and withdrawn if the run ends first
+    /// ([`Transport::discard`]), so that the bridge can start up while deepwork works.
     ///
     /// # Errors
     /// [`RunError`] when the transport fails or the run is cancelled; every event up to
