@@ -416,6 +416,7 @@ impl Dw {
 
     /// Starts the run and returns at once (its output is dropped); the temp home lives as
     /// long as the returned guard.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub fn spawn(self) -> (Child, TempDir) {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_deepwork"));
         cmd.args(&self.args)
