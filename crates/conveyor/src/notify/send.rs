@@ -341,8 +341,12 @@ async fn deliver(
         drop(c);
         let parts = render(w, &m, &members);
         for (p, id) in parts.iter().zip(m.message_ids()) {
+            let r = bot.edit(chat, id, &p.text, &p.keys).await;
+            // From its answer: Telegram saw the call before it answered, so the next one
+            // reaches it at least the gap later (timed from the request, a call slow to arrive
+            // and a quick next one can land closer than the gap, and be refused with a 429).
             *last = Some(Instant::now());
-            match bot.edit(chat, id, &p.text, &p.keys).await {
+            match r {
                 // Deleted in the chat meanwhile: nothing left to change.
                 Err(CallError::Refused { why, .. }) if why.contains("not found") => {}
                 r => r?,
@@ -365,8 +369,10 @@ async fn deliver(
                 tokio::time::sleep(gap - at.elapsed()).await;
             }
         }
+        let sent = bot.send(chat, &p.text, &p.keys).await;
+        // The gap runs from the answer, as for an edit above.
         *last = Some(Instant::now());
-        let id = bot.send(chat, &p.text, &p.keys).await?;
+        let id = sent?;
         ids.push(id);
         if ids.len() < parts.len() {
             // The parts sent so far are kept: a retry sends only the rest.
