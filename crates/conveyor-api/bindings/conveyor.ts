@@ -358,6 +358,11 @@ pools: Array<BudgetPool>,
  */
 running_estimate_usd: number, 
 /**
+ * The steps running now: what each was admitted at, has spent so far and is counted
+ * for.
+ */
+running: Array<RunningStep>, 
+/**
  * Per step kind: what history says a step costs.
  */
 kinds: Array<KindStats>, 
@@ -385,7 +390,49 @@ resets_at: string | null,
 /**
  * The server's own utilisation of this pool (0..1), when a `rate_limit_event` said.
  */
-utilization: number | null, };
+utilization: number | null, 
+/**
+ * The pool's real size as the server's utilisation shows it; none for a pool the
+ * server reports no utilisation of (the month).
+ */
+calibration: Calibration | null, };
+
+export type RunningStep = { line_id: string, step_n: number, kind: StepKind, 
+/**
+ * What it was admitted at.
+ */
+estimate_usd: number, 
+/**
+ * What it has spent so far, from the usage the CLI reports as the run goes (the
+ * turn's output tokens counted from its text until the run's result gives the
+ * exact cost).
+ */
+live_usd: number, 
+/**
+ * What the budget counts for it: the larger of its estimate and what steps of its
+ * kind that spent as much went on to cost.
+ */
+claim_usd: number, };
+
+export type Calibration = { 
+/**
+ * The median of the observations.
+ */
+observed_size_usd: number, 
+/**
+ * The threshold the daemon proposes (used when config says `threshold_usd = "auto"`,
+ * within its floor and ceiling).
+ */
+proposed_usd: number, 
+/**
+ * How far the observations scatter around it (1.4826 × their median absolute
+ * deviation: one standard deviation for normal scatter).
+ */
+spread_usd: number, 
+/**
+ * How many observations it rests on.
+ */
+observations: number, };
 
 export type KindStats = { kind: StepKind, 
 /**

@@ -28,8 +28,8 @@
 // A command-line report: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use conveyor::budget::{Decision, Outcome, Policy, Reserve, Run, Snapshot};
-use conveyor::config::BudgetConfig;
+use conveyor::budget::{Decision, Outcome, Policy, Reserve, Run, Snapshot, calibration};
+use conveyor::config::{BudgetConfig, Threshold};
 use conveyor_api::StepKind;
 
 const MIN_MS: i64 = 60_000;
@@ -45,7 +45,22 @@ struct Setup {
     slots: usize,
     threshold: f64,
     window_min: i64,
+    /// The account's real limit (the threshold unless `--calibrate` sets it apart).
+    real: f64,
 }
+/// What the policy is shown of the night.
+#[derive(Debug, Clone, Copy)]
+struct Sees {
+    /// The CLI's `rate_limit_event`: the account's utilisation of the window, every minute.
+    server: bool,
+    /// The running steps' spend so far (the daemon's live cost from the stream's usage).
+    live: bool,
+    /// The running steps' true costs (what the live cost could tell at best; a diagnostic).
+    exact_running: bool,
+    /// An attempt after a miss is estimated at least at what the miss spent.
+    retry_floor: bool,
+}
+
 /// Cap misses of one step before its line is left for Anton (as the daemon does).
 const CAP_MISSES: u32 = 3;
 
@@ -211,13 +226,15 @@ fn trace(dist: Dist, seed: u64) -> Trace {
         for (j, k) in kinds.iter().enumerate() {
             for n in 0..10 {
                 let s = step(&mut rng, *k, scale);
+                #[allow(clippy::cast_possible_wrap)]
+                let finished_ms = -((3 * 24 * 60 + (j * 10 + n) as i64 * 7 + i as i64) * MIN_MS);
                 history.push(Run {
                     kind: s.kind,
                     project: project.clone(),
                     step_id: format!("{project}/earlier/{j}/{n}"),
                     cost_usd: s.cost,
-                    #[allow(clippy::cast_possible_wrap)]
-                    finished_ms: -((3 * 24 * 60 + (j * 10 + n) as i64 * 7 + i as i64) * MIN_MS),
+                    started_ms: finished_ms - s.minutes * MIN_MS,
+                    finished_ms,
                     outcome: Outcome::Done,
                 });
             }
@@ -258,6 +275,11 @@ struct Tally {
     cap_misses: u32,
     over_admitted: u32,
     bound: f64,
+    /// Calibration: observations made, the last one after which the proposal was more than
+    /// 10% off the real limit, and the proposal at dawn.
+    observations: u32,
+    unsettled: u32,
+    proposal: f64,
 }
 
 /// The account's per-minute charges, and the rolling sum over the window.
@@ -295,13 +317,19 @@ fn simulate(
     mode: Mode,
     cfg: &BudgetConfig,
     (minutes, setup): (i64, Setup),
-    server: bool,
-    retry_floor: bool,
+    sees: Sees,
 ) -> Tally {
+    let Sees {
+        server,
+        live,
+        exact_running,
+        retry_floor,
+    } = sees;
     let Setup {
         slots,
-        threshold,
         window_min,
+        real,
+        ..
     } = setup;
     let policy = Policy::new(cfg.clone());
     let mut lines = tr.lines.clone();
@@ -312,13 +340,16 @@ fn simulate(
         window_min,
     };
     let mut park_until = i64::MIN;
+    // Observed sizes of the window, and what they propose.
+    let mut sizes: Vec<f64> = Vec::new();
+    let mut proposal: Option<conveyor_api::Calibration> = None;
     let mut over = false;
     let mut t = Tally::default();
     let windows = (minutes + window_min - 1) / window_min;
     #[allow(clippy::cast_precision_loss)]
     let slot_bound = slots as f64 * minutes as f64 * tr.max_rate;
     #[allow(clippy::cast_precision_loss)]
-    let budget_bound = threshold * windows as f64;
+    let budget_bound = real * windows as f64;
     t.bound = tr.demand.min(budget_bound).min(slot_bound);
     let mut order: Vec<usize> = (0..lines.len()).collect();
     if mode != Mode::Fcfs {
@@ -347,6 +378,7 @@ fn simulate(
                     project: l.project.clone(),
                     step_id: format!("{}/{}", l.project, l.next),
                     cost_usd: cap,
+                    started_ms: r.started * MIN_MS,
                     finished_ms: now * MIN_MS,
                     outcome: Outcome::Miss,
                 });
@@ -365,6 +397,7 @@ fn simulate(
                     project: l.project.clone(),
                     step_id: format!("{}/{}", l.project, l.next),
                     cost_usd: s.cost,
+                    started_ms: r.started * MIN_MS,
                     finished_ms: now * MIN_MS,
                     outcome: Outcome::Done,
                 });
@@ -380,13 +413,13 @@ fn simulate(
             ledger.sum += charged_now;
         }
         // 2. The account's limit: over it, every running step is cut.
-        t.max_window = t.max_window.max(ledger.sum / threshold);
-        if ledger.sum > threshold + 1e-9 {
+        t.max_window = t.max_window.max(ledger.sum / real);
+        if ledger.sum > real + 1e-9 {
             if !over {
                 t.overshoots += 1;
                 t.limit_hits += 1;
                 over = true;
-                park_until = ledger.drained_to(0.75 * threshold);
+                park_until = ledger.drained_to(0.75 * real);
                 for l in &mut lines {
                     if let Some(r) = l.running.take() {
                         t.wasted += r.charged;
@@ -395,6 +428,7 @@ fn simulate(
                             project: l.project.clone(),
                             step_id: format!("{}/{}", l.project, l.next),
                             cost_usd: r.charged,
+                            started_ms: r.started * MIN_MS,
                             finished_ms: now * MIN_MS,
                             outcome: Outcome::Miss,
                         });
@@ -404,8 +438,40 @@ fn simulate(
         } else {
             over = false;
         }
-        // 3. Admission.
+        // 3. Calibration: while steps run, the CLI reports the server's utilisation (two
+        // decimals); our own count of the window over it is one observation of its size.
         let busy = lines.iter().filter(|l| l.running.is_some()).count();
+        if busy > 0 && mode == Mode::Policy {
+            let since = (now - window_min) * MIN_MS;
+            // As the daemon counts it (`store::runs::spent_since`): a run that began before
+            // the window counts for its share of time inside it.
+            #[allow(clippy::cast_precision_loss)]
+            let mut own: f64 = history
+                .iter()
+                .filter(|r| r.finished_ms > since)
+                .map(|r| {
+                    let inside = (r.finished_ms - since) as f64
+                        / (r.finished_ms - r.started_ms).max(1) as f64;
+                    r.cost_usd * inside.min(1.0)
+                })
+                .sum();
+            if live {
+                own += lines
+                    .iter()
+                    .filter_map(|l| l.running.as_ref().map(|r| r.charged))
+                    .sum::<f64>();
+            }
+            let util = (ledger.sum / real * 100.0).round() / 100.0;
+            if let Some(size) = calibration::observe(own, util) {
+                sizes.push(size);
+                let c = calibration::propose(&sizes).expect("an observation");
+                if (c.proposed_usd - real).abs() > 0.1 * real {
+                    t.unsettled = u32::try_from(sizes.len()).unwrap_or(u32::MAX);
+                }
+                proposal = Some(c);
+            }
+        }
+        // 4. Admission.
         let mut free = slots.saturating_sub(busy);
         if free == 0 || now < park_until {
             continue;
@@ -415,19 +481,44 @@ fn simulate(
             runs: history.clone(),
             running: lines
                 .iter()
-                .filter_map(|l| l.running.as_ref().map(|r| r.reserve))
+                .filter_map(|l| {
+                    let r = l.running.as_ref()?;
+                    if exact_running && mode != Mode::Oracle {
+                        // What the live cost could tell at best: the step's true cost.
+                        let c = l.steps[l.next].cost;
+                        return Some(Reserve {
+                            estimate_usd: c,
+                            typical_usd: c,
+                            live_usd: r.charged,
+                            rate_usd_min: r.reserve.rate_usd_min,
+                        });
+                    }
+                    Some(if live && mode != Mode::Oracle {
+                        policy.running(
+                            &history,
+                            l.steps[l.next].kind,
+                            &l.project,
+                            r.reserve.estimate_usd,
+                            r.charged,
+                        )
+                    } else {
+                        r.reserve
+                    })
+                })
                 .collect(),
             // The CLI's `rate_limit_event`: the account's own utilisation of the window.
             server: server.then(|| conveyor::budget::ServerView {
                 observed_ms: now * MIN_MS,
                 window: Some(conveyor::budget::ServerWindow {
-                    utilization: ledger.sum / threshold,
+                    utilization: ledger.sum / real,
                     resets_at_ms: None,
                 }),
                 ..Default::default()
             }),
             // Never parked yet: no park (its start, `i64::MIN`, would overflow in minutes).
             park_until: (park_until != i64::MIN).then(|| park_until.saturating_mul(MIN_MS)),
+            live: live && mode != Mode::Oracle,
+            window_calibration: proposal.clone(),
         };
         for &i in &order {
             if free == 0 {
@@ -458,9 +549,7 @@ fn simulate(
                             // Over-admission: the policy's own count above a threshold (only the
                             // "larger than the pool, into an empty pool" rule may do it).
                             for p in policy.pools(&snap) {
-                                if p.spent_usd + policy.need(&p, &snap.running, reserve)
-                                    > p.threshold_usd + 1e-9
-                                {
+                                if policy.peak(&p, &snap, reserve) > p.threshold_usd + 1e-9 {
                                     t.over_admitted += 1;
                                 }
                             }
@@ -485,6 +574,11 @@ fn simulate(
             });
             free -= 1;
         }
+    }
+    t.observations = u32::try_from(sizes.len()).unwrap_or(u32::MAX);
+    t.proposal = proposal.map_or(0.0, |c| c.proposed_usd);
+    if (t.proposal - real).abs() > 0.1 * real {
+        t.unsettled = t.observations;
     }
     // Work in flight at dawn counts pro rata (for every policy alike).
     for l in &lines {
@@ -619,12 +713,19 @@ fn row(
     traces: &[Trace],
     cfg: &BudgetConfig,
     (minutes, setup): (i64, Setup),
-    (server, retry_floor): (bool, bool),
+    sees: Sees,
 ) {
     let mut sum = Tally::default();
     let mut worst_over_admit = 0;
+    // Nights on which the policy did less work than first come, first served.
+    let mut below_fcfs = 0;
     for tr in traces {
-        let r = simulate(tr, mode, cfg, (minutes, setup), server, retry_floor);
+        let r = simulate(tr, mode, cfg, (minutes, setup), sees);
+        if mode == Mode::Policy
+            && r.work + 1e-9 < simulate(tr, Mode::Fcfs, cfg, (minutes, setup), sees).work
+        {
+            below_fcfs += 1;
+        }
         sum.work += r.work;
         sum.steps += r.steps;
         sum.spent += r.spent;
@@ -660,27 +761,109 @@ fn row(
             worst_over_admit.to_string()
         }
     );
+    if mode == Mode::Policy && below_fcfs > 0 {
+        println!(
+            "{:<15} policy below fcfs on {below_fcfs} of {} nights",
+            "",
+            traces.len()
+        );
+    }
+}
+
+/// Calibration on nights whose real limit is off the configured threshold by each of
+/// `OFFSETS`: after how many observations the proposal stays within 10% of the real limit,
+/// and what the night does with the configured threshold and with `"auto"`.
+fn calibration_table(traces: &[Trace], cfg: &BudgetConfig, minutes: i64, sees: Sees) {
+    const OFFSETS: [f64; 6] = [-0.4, -0.2, 0.0, 0.2, 0.4, 0.6];
+    println!(
+        "{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>6}",
+        "offset",
+        "real $",
+        "obs mean",
+        "obs max",
+        "obs/night",
+        "final $",
+        "error %",
+        "fixed %b",
+        "hits",
+        "auto %b",
+        "hits"
+    );
+    for d in OFFSETS {
+        let real = THRESHOLD * (1.0 + d);
+        let setup = Setup {
+            slots: SLOTS,
+            threshold: THRESHOLD,
+            window_min: WINDOW_MIN,
+            real,
+        };
+        let auto_cfg = BudgetConfig {
+            threshold_usd: Threshold::Auto,
+            ..cfg.clone()
+        };
+        let (mut settled, mut worst, mut obs, mut fin, mut err) = (0.0, 0u32, 0.0, 0.0, 0.0_f64);
+        let (mut fixed, mut auto) = (Tally::default(), Tally::default());
+        for tr in traces {
+            let f = simulate(tr, Mode::Policy, cfg, (minutes, setup), sees);
+            let a = simulate(tr, Mode::Policy, &auto_cfg, (minutes, setup), sees);
+            // The number of observations after which it stayed within 10%.
+            let n = f.unsettled + 1;
+            settled += f64::from(n);
+            worst = worst.max(n);
+            obs += f64::from(f.observations);
+            fin += f.proposal;
+            err = err.max((f.proposal - real).abs() / real);
+            for (sum, r) in [(&mut fixed, &f), (&mut auto, &a)] {
+                sum.work += r.work;
+                sum.bound += r.bound;
+                sum.limit_hits += r.limit_hits;
+            }
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let n = traces.len() as f64;
+        println!(
+            "{:>+6.0}% {:>7.1} {:>9.1} {:>9} {:>9.0} {:>9.2} {:>8.1} {:>9.1} {:>6} {:>9.1} {:>6}",
+            d * 100.0,
+            real,
+            settled / n,
+            worst,
+            obs / n,
+            fin / n,
+            100.0 * err,
+            100.0 * fixed.work / fixed.bound,
+            fixed.limit_hits,
+            100.0 * auto.work / auto.bound,
+            auto.limit_hits
+        );
+    }
 }
 
 fn main() {
     let mut seeds = 10u64;
     let mut hours = 10i64;
-    let mut server = false;
-    let mut retry_floor = true;
+    let mut sees = Sees {
+        server: false,
+        live: false,
+        exact_running: false,
+        retry_floor: true,
+    };
+    let mut first_seed = 1u64;
     let mut trace_file: Option<String> = None;
+    let mut calibrate = false;
     let mut setup = Setup {
         slots: SLOTS,
         threshold: THRESHOLD,
         window_min: WINDOW_MIN,
+        real: THRESHOLD,
     };
     let mut cfg = BudgetConfig {
         window_secs: u32::try_from(WINDOW_MIN * 60).unwrap_or(18000),
-        threshold_usd: THRESHOLD,
+        threshold_usd: Threshold::Usd(THRESHOLD),
         ..BudgetConfig::default()
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--hours H] [--server] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--live] [--exact-running] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
         );
         std::process::exit(2);
     };
@@ -705,12 +888,16 @@ fn main() {
         match a.as_str() {
             "--seeds" => seeds = value("--seeds").parse().unwrap_or(seeds),
             "--hours" => hours = value("--hours").parse().unwrap_or(hours),
-            "--server" => server = true,
-            "--no-retry-floor" => retry_floor = false,
+            "--server" => sees.server = true,
+            "--live" => sees.live = true,
+            "--exact-running" => sees.exact_running = true,
+            "--first-seed" => first_seed = value("--first-seed").parse().unwrap_or(first_seed),
+            "--no-retry-floor" => sees.retry_floor = false,
             "--quantile" => cfg.estimate_quantile = value("--quantile").parse().unwrap_or(0.75),
             "--margin" => cfg.margin = value("--margin").parse().unwrap_or(0.0),
             "--cap-factor" => cfg.max_budget_factor = value("--cap-factor").parse().unwrap_or(3.0),
             "--trace" => trace_file = Some(value("--trace")),
+            "--calibrate" => calibrate = true,
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             "--slots" => setup.slots = number("--slots") as usize,
             "--threshold" => setup.threshold = number("--threshold"),
@@ -719,7 +906,8 @@ fn main() {
             _ => usage(),
         }
     }
-    cfg.threshold_usd = setup.threshold;
+    cfg.threshold_usd = Threshold::Usd(setup.threshold);
+    setup.real = setup.threshold;
     cfg.window_secs = u32::try_from(setup.window_min * 60).unwrap_or(u32::MAX);
     let minutes = hours * 60;
     if let Some(path) = trace_file {
@@ -747,38 +935,52 @@ fn main() {
                 std::slice::from_ref(&tr),
                 &cfg,
                 (minutes, setup),
-                (server, retry_floor),
+                sees,
             );
         }
         return;
     }
     println!(
-        "night: {LINES} lines × 8 steps, {} slots, threshold ${} per {}h rolling window, {hours}h, {seeds} seeds per distribution",
+        "night: {LINES} lines × 8 steps, {} slots, threshold ${} per {}h rolling window, {hours}h, seeds {first_seed}–{} per distribution",
         setup.slots,
         setup.threshold,
-        setup.window_min / 60
+        setup.window_min / 60,
+        first_seed + seeds - 1
     );
     println!(
-        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {}, server utilisation {}",
+        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {}, server utilisation {}, live cost {}{}",
         cfg.estimate_quantile * 100.0,
         cfg.margin,
         cfg.max_budget_factor,
-        if server { "on" } else { "off" }
+        if sees.server { "on" } else { "off" },
+        if sees.live { "on" } else { "off" },
+        if sees.exact_running {
+            ", running steps' true costs known"
+        } else {
+            ""
+        },
     );
+    if calibrate {
+        println!(
+            "calibration: the real limit off the configured ${THRESHOLD} by each offset; \"auto\" between ${} and ${}",
+            cfg.threshold_floor_usd, cfg.threshold_ceiling_usd
+        );
+        for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
+            println!("{}", dist.name());
+            let traces: Vec<Trace> = (first_seed..first_seed + seeds)
+                .map(|s| trace(dist, 0x5EED_0000 + s * 7919))
+                .collect();
+            calibration_table(&traces, &cfg, minutes, sees);
+        }
+        return;
+    }
     header();
     for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
-        let traces: Vec<Trace> = (0..seeds)
+        let traces: Vec<Trace> = (first_seed..first_seed + seeds)
             .map(|s| trace(dist, 0x5EED_0000 + s * 7919))
             .collect();
         for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
-            row(
-                dist.name(),
-                mode,
-                &traces,
-                &cfg,
-                (minutes, setup),
-                (server, retry_floor),
-            );
+            row(dist.name(), mode, &traces, &cfg, (minutes, setup), sees);
         }
     }
 }

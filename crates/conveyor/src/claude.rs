@@ -389,6 +389,8 @@ pub enum Signal {
     Init,
     /// A `rate_limit_event`.
     RateLimit(RateLimitInfo),
+    /// The run's usage grew (an `assistant` event): its tokens so far, per model.
+    Usage(std::collections::BTreeMap<String, crate::budget::Tokens>),
 }
 
 /// A boxed future for [`Signal`] handlers.
@@ -423,6 +425,7 @@ pub async fn run(
     });
     let mut log = tokio::fs::File::create(&inv.log).await.ok();
     let mut lines = BufReader::new(stdout).lines();
+    let mut meter = crate::budget::Meter::default();
     let deadline = tokio::time::sleep(inv.timeout);
     tokio::pin!(deadline);
     loop {
@@ -434,6 +437,9 @@ pub async fn run(
                     let _ = f.write_all(b"\n").await;
                 }
                 let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
+                if meter.feed(&v) {
+                    on(Signal::Usage(meter.tokens())).await;
+                }
                 match v.get("type").and_then(|t| t.as_str()) {
                     Some("system")
                         if v.get("subtype").and_then(|s| s.as_str()) == Some("init")

@@ -36,9 +36,16 @@ pub async fn recover(sh: &Shared) -> Result<()> {
         if !killed.is_empty() {
             tracing::warn!(line = %run.line_id, step = %run.step_id, groups = ?killed, "killed an agent left running from before the restart");
         }
+        // What it spent before the crash is spent all the same: its stream file shows it (the
+        // run has no result), and the budget counts it.
+        let spent = run
+            .log_path
+            .as_deref()
+            .and_then(|p| crate::budget::meter_file(std::path::Path::new(p)).ok())
+            .map_or(0.0, |m| sh.budget.prices.cost(&m.tokens()));
         // A run that reached system/init started its session: the next attempt resumes it.
         let mut tx = sh.store.begin().await?;
-        store::runs::interrupt(&mut tx, run.id).await?;
+        store::runs::interrupt(&mut tx, run.id, spent).await?;
         if run.init_seen && run.in_line_session {
             store::lines::set_session_started(&mut tx, &run.line_id, true).await?;
         }

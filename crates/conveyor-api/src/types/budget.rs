@@ -15,6 +15,9 @@ wire! {
         pub pools: Vec<BudgetPool>,
         /// Estimates of the steps running now (counted against every pool).
         pub running_estimate_usd: f64,
+        /// The steps running now: what each was admitted at, has spent so far and is counted
+        /// for.
+        pub running: Vec<RunningStep>,
         /// Per step kind: what history says a step costs.
         pub kinds: Vec<KindStats>,
         /// Steps cut by a usage limit or by their `--max-budget-usd` cap.
@@ -50,6 +53,45 @@ wire! {
         pub resets_at: Option<String>,
         /// The server's own utilisation of this pool (0..1), when a `rate_limit_event` said.
         pub utilization: Option<f64>,
+        /// The pool's real size as the server's utilisation shows it; none for a pool the
+        /// server reports no utilisation of (the month).
+        pub calibration: Option<Calibration>,
+    }
+}
+
+wire! {
+    /// One running step's claim on the pools.
+    pub struct RunningStep {
+        pub line_id: String,
+        pub step_n: u32,
+        pub kind: StepKind,
+        /// What it was admitted at.
+        pub estimate_usd: f64,
+        /// What it has spent so far, from the usage the CLI reports as the run goes (the
+        /// turn's output tokens counted from its text until the run's result gives the
+        /// exact cost).
+        pub live_usd: f64,
+        /// What the budget counts for it: the larger of its estimate and what steps of its
+        /// kind that spent as much went on to cost.
+        pub claim_usd: f64,
+    }
+}
+
+wire! {
+    /// What the server's utilisation says a pool really holds: each `rate_limit_event` that
+    /// gave a utilisation of the pool is one observation, our spending in the pool at that
+    /// moment ÷ the utilisation. A lower bound when the account is also used elsewhere.
+    pub struct Calibration {
+        /// The median of the observations.
+        pub observed_size_usd: f64,
+        /// The threshold the daemon proposes (used when config says `threshold_usd = "auto"`,
+        /// within its floor and ceiling).
+        pub proposed_usd: f64,
+        /// How far the observations scatter around it (1.4826 × their median absolute
+        /// deviation: one standard deviation for normal scatter).
+        pub spread_usd: f64,
+        /// How many observations it rests on.
+        pub observations: u32,
     }
 }
 

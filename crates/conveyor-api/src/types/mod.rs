@@ -627,6 +627,8 @@ pub(crate) fn typescript() -> String {
         Budget::decl(),
         PoolKind::decl(),
         BudgetPool::decl(),
+        RunningStep::decl(),
+        Calibration::decl(),
         KindStats::decl(),
         Misses::decl(),
         RateLimit::decl(),

@@ -5,7 +5,7 @@
 use axum::extract::State;
 use axum::routing::get;
 use axum::{Json, Router};
-use conveyor_api::{Budget, BudgetPool, KindStats, Misses, RateLimit, StepKind};
+use conveyor_api::{Budget, BudgetPool, KindStats, Misses, PoolKind, RateLimit, StepKind};
 
 use super::{ApiError, ApiState, AppState};
 use crate::store::runs::RunOutcome;
@@ -20,18 +20,24 @@ async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
     let now = now_ms();
     let snap = st.budget.snapshot(&st.store, now, &st.admitted()).await?;
     let policy = &st.budget.policy;
-    let pools = policy
-        .pools(&snap)
-        .into_iter()
-        .map(|p| BudgetPool {
+    let mut pools = Vec::new();
+    for p in policy.pools(&snap) {
+        let calibration = match p.kind {
+            PoolKind::Window => snap.window_calibration.clone(),
+            PoolKind::Weekly => st.budget.calibration(&st.store, p.kind, now).await?,
+            PoolKind::Monthly => None,
+        };
+        pools.push(BudgetPool {
             kind: p.kind,
             span_secs: u32::try_from(p.span_ms / 1000).unwrap_or(u32::MAX),
             spent_usd: p.spent_usd,
             threshold_usd: p.threshold_usd,
             resets_at: p.resets_at_ms().map(rfc3339),
             utilization: p.utilization,
-        })
-        .collect();
+            calibration,
+        });
+    }
+    let running = st.budget.running_steps(&st.store, &snap.runs).await?;
     let kinds = StepKind::ALL
         .iter()
         .copied()
@@ -58,6 +64,7 @@ async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
     Ok(Json(Budget {
         pools,
         running_estimate_usd: snap.running_usd(),
+        running,
         kinds,
         misses: Misses {
             total,

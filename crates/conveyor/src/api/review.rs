@@ -98,7 +98,7 @@ async fn glance(
         needs_human: store::lines::count_in(c, &[LineState::NeedsHuman]).await?,
         rolled_back: store::lines::count_in(c, &[LineState::RolledBack]).await?,
         cost_usd: store::runs::cost_since(c, since).await?,
-        window_threshold_usd: st.budget.window_threshold(),
+        window_threshold_usd: st.budget.window_threshold(&st.store, now).await?,
         sent_back: store::questions::count_since(c, QuestionStatus::Rework, since).await?,
         duplicates: store::questions::count_since(c, QuestionStatus::Duplicate, since).await?,
     })

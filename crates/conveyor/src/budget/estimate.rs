@@ -27,7 +27,83 @@ pub struct Estimate {
     pub per_project: bool,
 }
 
+/// The finished runs an estimate rests on: their costs (sorted), the misses among them, and
+/// whether they are the project's own.
+#[derive(Debug, Clone, PartialEq)]
+pub struct History {
+    pub samples: Vec<f64>,
+    /// How fast each of them spent, USD a minute (sorted; those that ran at least a second).
+    pub rates: Vec<f64>,
+    pub misses: u32,
+    pub per_project: bool,
+}
+
 impl Policy {
+    /// The kind's last `history_runs` finished runs — the project's own when it has
+    /// `project_min_runs` of them — as [`Policy::estimate`] and the running claims read them.
+    pub fn history(&self, runs: &[Run], kind: StepKind, project: Option<&str>) -> History {
+        let n = self.cfg.history_runs as usize;
+        let recent = |p: Option<&str>| -> (Vec<f64>, Vec<f64>, u32) {
+            let mut samples = Vec::new();
+            let mut rates = Vec::new();
+            let mut misses = 0u32;
+            let mut seen = 0usize;
+            for r in runs.iter().rev() {
+                if r.kind != kind || p.is_some_and(|p| p != r.project) {
+                    continue;
+                }
+                match r.outcome {
+                    Outcome::Done => samples.push(r.cost_usd),
+                    Outcome::Miss => misses += 1,
+                    Outcome::Other => continue,
+                }
+                let ms = r.finished_ms - r.started_ms;
+                if ms >= 1000 {
+                    #[allow(clippy::cast_precision_loss)]
+                    rates.push(r.cost_usd / (ms as f64 / 60_000.0));
+                }
+                seen += 1;
+                if seen >= n {
+                    break;
+                }
+            }
+            (samples, rates, misses)
+        };
+        let mut per_project = false;
+        let (mut samples, mut rates, mut misses) = recent(None);
+        if let Some(p) = project {
+            let (own, own_rates, own_misses) = recent(Some(p));
+            if own.len() >= self.cfg.project_min_runs as usize {
+                (samples, rates, misses, per_project) = (own, own_rates, own_misses, true);
+            }
+        }
+        samples.sort_by(f64::total_cmp);
+        rates.sort_by(f64::total_cmp);
+        History {
+            samples,
+            rates,
+            misses,
+            per_project,
+        }
+    }
+
+    /// The fastest a step of `kind` is expected to spend, USD a minute: the `estimate_quantile`
+    /// of its history's rates × (1 + margin); infinite (its whole claim at once) with fewer
+    /// than three.
+    pub fn rate(&self, h: &History) -> f64 {
+        if h.rates.len() < MIN_SAMPLES {
+            return f64::INFINITY;
+        }
+        quantile(&h.rates, self.cfg.estimate_quantile) * (1.0 + self.cfg.margin)
+    }
+
+    /// `miss_factor` per recent miss, up to three.
+    pub(super) fn raise(&self, misses: u32) -> f64 {
+        self.cfg
+            .miss_factor
+            .powi(i32::try_from(misses).unwrap_or(MISS_CAP).min(MISS_CAP))
+    }
+
     /// The estimate of a kind that has no history: `cold_start_usd.<kind>`, else a built-in
     /// multiple of `default_estimate_usd` (an executor does the most, a reviewer reads).
     pub fn cold_start(&self, kind: StepKind) -> f64 {
@@ -61,46 +137,19 @@ impl Policy {
     /// bound of what it needed. With fewer than three samples the cold-start value still
     /// bounds it from below.
     pub fn estimate(&self, runs: &[Run], kind: StepKind, project: Option<&str>) -> Estimate {
-        let n = self.cfg.history_runs as usize;
-        let recent = |p: Option<&str>| -> (Vec<f64>, u32) {
-            let mut samples = Vec::new();
-            let mut misses = 0u32;
-            let mut seen = 0usize;
-            for r in runs.iter().rev() {
-                if r.kind != kind || p.is_some_and(|p| p != r.project) {
-                    continue;
-                }
-                match r.outcome {
-                    Outcome::Done => samples.push(r.cost_usd),
-                    Outcome::Miss => misses += 1,
-                    Outcome::Other => continue,
-                }
-                seen += 1;
-                if seen >= n {
-                    break;
-                }
-            }
-            (samples, misses)
-        };
-        let mut per_project = false;
-        let (mut samples, mut misses) = recent(None);
-        if let Some(p) = project {
-            let (own, own_misses) = recent(Some(p));
-            if own.len() >= self.cfg.project_min_runs as usize {
-                (samples, misses, per_project) = (own, own_misses, true);
-            }
-        }
-        samples.sort_by(f64::total_cmp);
+        let History {
+            samples,
+            misses,
+            per_project,
+            ..
+        } = self.history(runs, kind, project);
         let cold = self.cold_start(kind);
         let base = match samples.len() {
             0 => cold,
             k if k < MIN_SAMPLES => quantile(&samples, self.cfg.estimate_quantile).max(cold),
             _ => quantile(&samples, self.cfg.estimate_quantile),
         };
-        let raise = self
-            .cfg
-            .miss_factor
-            .powi(i32::try_from(misses).unwrap_or(MISS_CAP).min(MISS_CAP));
+        let raise = self.raise(misses);
         Estimate {
             usd: base * (1.0 + self.cfg.margin) * raise,
             count: u32::try_from(samples.len()).unwrap_or(u32::MAX),

@@ -5,14 +5,20 @@
 //! the finished runs (spending and history), the estimates of the running steps, the server's
 //! last `rate_limit_event` and the account's park.
 
+pub mod calibration;
 mod estimate;
+mod live;
 pub mod policy;
 mod pool;
 mod report;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-pub use estimate::{Estimate, quantile};
+use conveyor_api::{Calibration, PoolKind, RunningStep};
+
+pub use estimate::{Estimate, History, quantile};
+pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
 pub use policy::{
     Decision, Outcome, Policy, Pool, Reserve, Run, ServerView, ServerWindow, Snapshot,
 };
@@ -26,22 +32,130 @@ use crate::store::{self, Store};
 /// inside this).
 const HISTORY_ROWS: i64 = 5000;
 
-/// The daemon's budget: the policy plus its loader.
+/// Observations of a pool's size older than this are not used (the plan may have changed).
+const CALIBRATION_DAYS: i64 = 14;
+
+/// The daemon's budget: the policy plus its loader, the running steps' live cost and the
+/// prices it is counted in.
 #[derive(Debug, Clone)]
 pub struct Budget {
     pub policy: Policy,
+    pub live: Arc<Live>,
+    pub prices: Arc<Prices>,
 }
 
 impl Budget {
     pub fn new(cfg: BudgetConfig) -> Budget {
         Budget {
+            prices: Arc::new(Prices::new(&cfg.prices)),
             policy: Policy::new(cfg),
+            live: Arc::new(Live::default()),
         }
     }
 
-    /// The rolling window's threshold, when the window pool is on.
-    pub fn window_threshold(&self) -> Option<f64> {
-        (self.policy.cfg.window_secs > 0).then_some(self.policy.cfg.threshold_usd)
+    /// The rolling window's threshold, when the window pool is on (with `"auto"`, as the
+    /// calibration has it now).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn window_threshold(&self, db: &Store, now_ms: i64) -> Result<Option<f64>> {
+        if self.policy.cfg.window_secs == 0 {
+            return Ok(None);
+        }
+        let c = self.calibration(db, PoolKind::Window, now_ms).await?;
+        Ok(Some(self.policy.window_threshold(c.as_ref())))
+    }
+
+    /// What the recent observations say of `pool`'s size.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn calibration(
+        &self,
+        db: &Store,
+        pool: PoolKind,
+        now_ms: i64,
+    ) -> Result<Option<Calibration>> {
+        let sizes = store::calibration::sizes(
+            &mut *db.conn().await?,
+            pool,
+            now_ms - CALIBRATION_DAYS * policy::DAY_MS,
+            i64::try_from(calibration::RECENT).unwrap_or(20),
+        )
+        .await?;
+        Ok(calibration::propose(&sizes))
+    }
+
+    /// The steps running now with their claims, as `snapshot` counts them (`runs`: its
+    /// history).
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn running_steps(&self, db: &Store, runs: &[Run]) -> Result<Vec<RunningStep>> {
+        Ok(store::runs::claims(&mut *db.conn().await?)
+            .await?
+            .into_iter()
+            .map(|c| {
+                let live = self.live.get(c.run_id);
+                let r = self
+                    .policy
+                    .running(runs, c.kind, &c.project_id, c.estimate_usd, live);
+                RunningStep {
+                    line_id: c.line_id,
+                    step_n: c.step_n,
+                    kind: c.kind,
+                    estimate_usd: c.estimate_usd,
+                    live_usd: live,
+                    claim_usd: r.estimate_usd,
+                }
+            })
+            .collect())
+    }
+
+    /// Records what a `rate_limit_event` says of the pools' size: for each window it gives a
+    /// utilisation of (five hours: the rolling window; seven days: the weekly pool), our own
+    /// spending in that window now — the runs that ended since it began (its reset less its
+    /// span, or the span back from now) and the live cost of the running ones — over the
+    /// utilisation.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn observe(
+        &self,
+        db: &Store,
+        now_ms: i64,
+        run_id: Option<i64>,
+        windows: &[(PoolKind, ServerWindow)],
+    ) -> Result<()> {
+        for (pool, w) in windows {
+            let span = match pool {
+                PoolKind::Window => 5 * policy::HOUR_MS,
+                PoolKind::Weekly => 7 * policy::DAY_MS,
+                PoolKind::Monthly => continue,
+            };
+            let start = w
+                .resets_at_ms
+                .filter(|r| *r > now_ms)
+                .map_or(now_ms - span, |r| r - span);
+            let spent =
+                store::runs::spent_since(&mut *db.conn().await?, start).await? + self.live.total();
+            let Some(size) = calibration::observe(spent, w.utilization) else {
+                continue;
+            };
+            store::calibration::insert(
+                &mut *db.conn().await?,
+                store::calibration::Observation {
+                    pool: *pool,
+                    observed_at: now_ms,
+                    run_id,
+                    utilization: w.utilization,
+                    spent_usd: spent,
+                    size_usd: size,
+                },
+            )
+            .await?;
+        }
+        Ok(())
     }
 
     /// Everything the policy looks at, as the database has it at `now_ms`. `admitted`: the
@@ -66,6 +180,7 @@ impl Budget {
                 project: r.project_id,
                 step_id: r.step_id,
                 cost_usd: r.cost_usd,
+                started_ms: r.started_ms,
                 finished_ms: r.finished_ms,
                 outcome: Outcome::of(r.outcome.as_str()),
             })
@@ -75,8 +190,13 @@ impl Budget {
             .into_iter()
             .filter(|c| !admitted.contains_key(&c.line_id))
             .map(|c| {
-                self.policy
-                    .reserve(&runs, c.kind, &c.project_id, c.estimate_usd, 0.0)
+                self.policy.running(
+                    &runs,
+                    c.kind,
+                    &c.project_id,
+                    c.estimate_usd,
+                    self.live.get(c.run_id),
+                )
             })
             .collect();
         // Admitted lines whose run is not recorded yet: by their estimate alone.
@@ -84,14 +204,46 @@ impl Budget {
         let server = store::rate_limits::last(&mut *db.conn().await?)
             .await?
             .map(server_view);
+        let window_calibration = self.calibration(db, PoolKind::Window, now_ms).await?;
         Ok(Snapshot {
             now_ms,
             runs,
             running,
+            live: true,
+            window_calibration,
             server,
             park_until: store::account::park_until(&mut *db.conn().await?).await?,
         })
     }
+}
+
+/// The windows a `rate_limit_event` (its raw JSON) gives a utilisation of: the five hours as
+/// the rolling window's pool, the seven days as the weekly one.
+pub fn server_windows(raw: &str) -> Vec<(PoolKind, ServerWindow)> {
+    let v: serde_json::Value = serde_json::from_str(raw).unwrap_or_default();
+    let info = v.get("rate_limit_info").unwrap_or(&v);
+    let Some(windows) = info.get("unifiedWindows") else {
+        return Vec::new();
+    };
+    [
+        ("five_hour", PoolKind::Window),
+        ("seven_day", PoolKind::Weekly),
+    ]
+    .into_iter()
+    .filter_map(|(key, pool)| {
+        let w = windows.get(key)?;
+        Some((
+            pool,
+            ServerWindow {
+                utilization: w.get("utilization")?.as_f64()?,
+                resets_at_ms: w
+                    .get("resetsAt")
+                    .and_then(serde_json::Value::as_i64)
+                    .map(|s| s * 1000),
+            },
+        ))
+    })
+    .collect()
 }
 
 /// The server's view from its last `rate_limit_event`, with both windows' utilisation read
@@ -161,7 +313,10 @@ mod tests {
         testing::end_run(store, run, kind.as_str(), outcome, cost, at).await;
         testing::exec(
             store,
-            &format!("UPDATE runs SET estimate_usd = 2.0 WHERE id = {run}"),
+            &format!(
+                "UPDATE runs SET estimate_usd = 2.0, started_at = {} WHERE id = {run}",
+                at - 10 * MIN
+            ),
         )
         .await;
         step.id
@@ -234,5 +389,66 @@ mod tests {
         let mut r: Vec<f64> = s.running.iter().map(|r| r.estimate_usd).collect();
         r.sort_by(f64::total_cmp);
         assert_eq!(r, [0.5, 2.0]);
+    }
+
+    #[tokio::test]
+    async fn a_utilisation_is_an_observation_of_the_pools_size_and_live_cost_counts() {
+        let (_d, store) = testing::store().await;
+        // $6 of a run that ended ten minutes ago, all of it inside the window.
+        run(&store, "p", StepKind::Executor, 6.0, NOW - 10 * MIN, "ok").await;
+        let b = Budget::new(BudgetConfig {
+            threshold_usd: crate::config::Threshold::Auto,
+            threshold_floor_usd: 10.0,
+            ..BudgetConfig::default()
+        });
+        // A run in progress that has spent $4 so far, by its stream.
+        let line = testing::line(&store, "r", "busy", 0, "running").await;
+        let step = crate::store::testing::step(&store, &line, StepKind::Executor).await;
+        let r = testing::run(&store, &step.id, &line).await;
+        b.live.set(r, 4.0);
+        let s = b.snapshot(&store, NOW, &HashMap::new()).await.unwrap();
+        assert_eq!(s.running[0].live_usd, 4.0);
+        assert!(s.live);
+        let running = b.running_steps(&store, &s.runs).await.unwrap();
+        assert_eq!(
+            (running[0].live_usd, i64::from(running[0].step_n)),
+            (4.0, step.n)
+        );
+        // "auto" without observations: the floor.
+        assert_eq!(b.policy.pools(&s)[0].threshold_usd, 10.0);
+        // The server says 20% of the five hours: ($6 + $4) / 0.2 = $50, three times.
+        let w = ServerWindow {
+            utilization: 0.2,
+            resets_at_ms: Some(NOW + 3600 * 1000),
+        };
+        for _ in 0..3 {
+            b.observe(&store, NOW, Some(r), &[(PoolKind::Window, w)])
+                .await
+                .unwrap();
+        }
+        // Too small a utilisation says nothing.
+        let tiny = ServerWindow {
+            utilization: 0.01,
+            ..w
+        };
+        b.observe(&store, NOW, Some(r), &[(PoolKind::Window, tiny)])
+            .await
+            .unwrap();
+        let c = b
+            .calibration(&store, PoolKind::Window, NOW)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!((c.observed_size_usd, c.observations), (50.0, 3));
+        let s = b.snapshot(&store, NOW, &HashMap::new()).await.unwrap();
+        assert_eq!(b.policy.pools(&s)[0].threshold_usd, 50.0);
+        assert_eq!(b.window_threshold(&store, NOW).await.unwrap(), Some(50.0));
+        // The event's windows, as the CLI writes them.
+        let raw = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","unifiedWindows":{"five_hour":{"utilization":0.31,"resetsAt":1800003600},"seven_day":{"utilization":0.12}}}}"#;
+        let ws = server_windows(raw);
+        assert_eq!(ws.len(), 2);
+        assert_eq!(ws[0].0, PoolKind::Window);
+        assert_eq!(ws[0].1.resets_at_ms, Some(1_800_003_600_000));
+        assert_eq!((ws[1].0, ws[1].1.utilization), (PoolKind::Weekly, 0.12));
     }
 }

@@ -13,7 +13,9 @@
 
 use conveyor_api::StepKind;
 
-use crate::config::BudgetConfig;
+use crate::config::{BudgetConfig, Threshold};
+
+use super::estimate::quantile;
 
 pub use super::pool::{Pool, month_bounds};
 
@@ -25,6 +27,13 @@ pub(super) const WEEK_MS: i64 = 7 * DAY_MS;
 /// scheduler is woken by the step's end anyway).
 const RECHECK_MS: i64 = 5 * MINUTE_MS;
 pub(super) const EPS: f64 = 1e-9;
+/// A running step's claim rests on the samples that cost at least its spend so far while
+/// there are this many of them ([`Policy::running`]).
+const LIVE_MIN_SAMPLES: usize = 3;
+/// Past its history, a running step is claimed at this multiple of its spend...
+const PAST_HISTORY_HIGH: f64 = 2.0;
+/// ...and typically costs this multiple.
+const PAST_HISTORY_TYPICAL: f64 = 1.5;
 
 /// How a finished run counts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -59,6 +68,8 @@ pub struct Run {
     /// The step it was an attempt of (`runs.step_id`).
     pub step_id: String,
     pub cost_usd: f64,
+    /// When it started, unix ms (with its end, how fast a step of its kind spends).
+    pub started_ms: i64,
     /// When it ended (its cost is counted from then), unix ms.
     pub finished_ms: i64,
     pub outcome: Outcome,
@@ -93,6 +104,12 @@ pub struct Reserve {
     /// What a step like it typically costs: the median of the same history × (1 + margin),
     /// never above the estimate.
     pub typical_usd: f64,
+    /// What it has spent so far (a running step's live cost; 0 for a candidate). Both figures
+    /// above are the whole step's and never below it.
+    pub live_usd: f64,
+    /// The fastest it is expected to spend, USD a minute (infinite when unknown: then its
+    /// whole claim counts at once).
+    pub rate_usd_min: f64,
 }
 
 impl Reserve {
@@ -101,6 +118,30 @@ impl Reserve {
         Reserve {
             estimate_usd: usd,
             typical_usd: usd,
+            live_usd: 0.0,
+            rate_usd_min: f64::INFINITY,
+        }
+    }
+
+    /// What is still to come of the claim and of the typical cost by `minutes` from now, at
+    /// most its rate.
+    fn by(&self, minutes: f64) -> (f64, f64) {
+        let high = (self.estimate_usd - self.live_usd).max(0.0);
+        let typical = (self.typical_usd - self.live_usd).max(0.0);
+        let most = if self.rate_usd_min.is_finite() {
+            self.rate_usd_min * minutes
+        } else {
+            f64::INFINITY
+        };
+        (high.min(most), typical.min(most))
+    }
+
+    /// Minutes until the whole claim can have been spent at its rate.
+    fn spent_within(&self) -> f64 {
+        if self.rate_usd_min.is_finite() && self.rate_usd_min > 0.0 {
+            (self.estimate_usd - self.live_usd).max(0.0) / self.rate_usd_min
+        } else {
+            0.0
         }
     }
 }
@@ -113,12 +154,22 @@ pub struct Snapshot {
     pub runs: Vec<Run>,
     /// The steps running now (a started step's reserve is pushed here).
     pub running: Vec<Reserve>,
+    /// Their spend so far is known (`Reserve::live_usd`, the daemon's live cost of a run):
+    /// our own count of a pool then holds it, and claims add up as under the server's word.
+    pub live: bool,
+    /// What the server's utilisation says of the window's size (`threshold_usd = "auto"`).
+    pub window_calibration: Option<conveyor_api::Calibration>,
     pub server: Option<ServerView>,
     /// The account's usage limit: no step starts before this.
     pub park_until: Option<i64>,
 }
 
 impl Snapshot {
+    /// What the running steps have spent so far.
+    pub fn live_usd(&self) -> f64 {
+        self.running.iter().fold(0.0, |a, r| a + r.live_usd)
+    }
+
     pub fn running_usd(&self) -> f64 {
         // A fold from +0.0: an empty float `sum()` is -0.0, shown as "-0.0000".
         self.running.iter().fold(0.0, |a, r| a + r.estimate_usd)
@@ -147,6 +198,19 @@ pub struct Policy {
 impl Policy {
     pub fn new(cfg: BudgetConfig) -> Policy {
         Policy { cfg }
+    }
+
+    /// The window's threshold: the configured one, or with `"auto"` the calibrated size
+    /// within the floor and the ceiling (the floor until it rests on enough observations).
+    pub fn window_threshold(&self, calibration: Option<&conveyor_api::Calibration>) -> f64 {
+        match self.cfg.threshold_usd {
+            Threshold::Usd(v) => v,
+            Threshold::Auto => super::calibration::auto_threshold(
+                calibration,
+                self.cfg.threshold_floor_usd,
+                self.cfg.threshold_ceiling_usd,
+            ),
+        }
     }
 
     /// May a step of `kind` in `project` start now? `step`: the step's id when it exists
@@ -213,26 +277,115 @@ impl Policy {
         Reserve {
             estimate_usd,
             typical_usd: typical.min(estimate_usd),
+            live_usd: 0.0,
+            rate_usd_min: self.rate(&self.history(runs, kind, Some(project))),
         }
     }
 
-    /// What the running steps and a candidate claim of `pool`. Counted by our own runs, the
-    /// sum of their estimates: a running step's spending so far is in no count. When the
-    /// server's utilisation is the pool's count, it already holds what the running steps have
-    /// accrued, so each estimate's margin over a typical step need not be reserved in full
-    /// for every step at once: the typical costs plus the root of the sum of the squared
-    /// margins (the margins of independent steps add up like deviations, and a step running
-    /// over its typical cost shows in the next utilisation, still counted in full there).
-    pub fn need(&self, pool: &Pool, running: &[Reserve], candidate: Reserve) -> f64 {
-        let all = running.iter().chain(std::iter::once(&candidate));
-        if pool.utilization.is_none() {
-            return all.fold(0.0, |a, r| a + r.estimate_usd);
+    /// The claim of a running step admitted with `estimate_usd` that has spent `live_usd` so
+    /// far: what steps of its kind that spent at least as much went on to cost.
+    ///
+    /// A step's cost is known only when it ends; while it runs, its spend so far says which
+    /// part of its kind's history it belongs to. Of the samples its estimate rests on, those
+    /// that cost at least `live_usd` are the steps that were still running at this point, and
+    /// their `estimate_quantile` (× 1 + margin, × the misses' raise) and median (× 1 + margin)
+    /// are this step's claim and typical cost: a step past the small mode of a bimodal kind
+    /// is claimed as a large one, and one deep in a heavy tail is claimed at the tail's
+    /// quantile, not at the estimate it has outrun. Beyond all but a few samples, history says
+    /// nothing more, and a step that has run that long is not assumed to stop now: it is
+    /// claimed at twice its spend (typically one and a half times). Neither figure falls below
+    /// the admitted claim, nor below the spend itself.
+    pub fn running(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        estimate_usd: f64,
+        live_usd: f64,
+    ) -> Reserve {
+        let admitted = self.reserve(runs, kind, project, estimate_usd, 0.0);
+        let live = live_usd.max(0.0);
+        if live <= 0.0 {
+            return admitted;
+        }
+        let h = self.history(runs, kind, Some(project));
+        let start = h.samples.partition_point(|s| *s < live);
+        let above = &h.samples[start..];
+        let m = 1.0 + self.cfg.margin;
+        let (high, typical) = if above.len() >= LIVE_MIN_SAMPLES {
+            (
+                quantile(above, self.cfg.estimate_quantile) * m * self.raise(h.misses),
+                quantile(above, 0.5) * m,
+            )
+        } else {
+            (live * PAST_HISTORY_HIGH, live * PAST_HISTORY_TYPICAL)
+        };
+        let estimate = admitted.estimate_usd.max(high).max(live);
+        Reserve {
+            estimate_usd: estimate,
+            typical_usd: admitted.typical_usd.max(typical).max(live).min(estimate),
+            live_usd: live,
+            rate_usd_min: admitted.rate_usd_min,
+        }
+    }
+
+    /// What the running steps and a candidate claim of `pool` from now on, all at once (the
+    /// wait's reckoning; admission looks at [`Policy::peak`]). Without the server's word or
+    /// the running steps' spend so far, the sum of their estimates: nothing else guards
+    /// against a step running over its typical cost. With either, the pool's count already
+    /// holds what the running steps have spent, so each claim's margin over a typical step
+    /// need not be reserved in full for every step at once: the typical costs plus the root
+    /// of the sum of the squared margins (the margins of independent steps add up like
+    /// deviations, and a step running over its typical cost shows in the next count, and in
+    /// its own claim, [`Policy::running`]).
+    pub fn need(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve) -> f64 {
+        self.level(pool, snap, candidate, f64::INFINITY)
+    }
+
+    /// What the running steps and `candidate` claim of `pool` by `minutes` from now, at most
+    /// their rates; [`Policy::need`] says how the claims add up.
+    fn level(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve, minutes: f64) -> f64 {
+        let all = snap.running.iter().chain(std::iter::once(&candidate));
+        if pool.utilization.is_none() && !snap.live {
+            return all.fold(0.0, |a, r| a + r.by(minutes).0);
         }
         let (typical, square) = all.fold((0.0, 0.0), |(t, q), r| {
-            let over = (r.estimate_usd - r.typical_usd).max(0.0);
-            (t + r.typical_usd, q + over * over)
+            let (high, typ) = r.by(minutes);
+            let over = (high - typ).max(0.0);
+            (t + typ, q + over * over)
         });
         typical + f64::sqrt(square)
+    }
+
+    /// The highest `pool` is expected to stand from now on if `candidate` starts beside the
+    /// running steps: what is spent in it, plus what the steps have still to spend by each
+    /// moment (at most their rates allow), less what has left the pool by then.
+    ///
+    /// Spending leaves a rolling pool as it ages past the span, while a step spends over its
+    /// run, not at its start; counting every claim in full at once reserves room that older
+    /// spending frees before the step can use it. The level is checked just before each part
+    /// of the spending leaves and when every claim can have been spent; between those points
+    /// it only rises. A claim without a known rate counts in full at once, as before.
+    pub fn peak(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve) -> f64 {
+        let horizon = snap
+            .running
+            .iter()
+            .chain(std::iter::once(&candidate))
+            .fold(0.0_f64, |a, r| a.max(r.spent_within()));
+        let mut left = 0.0;
+        let mut peak = pool.spent_usd;
+        for (t, usd) in &pool.leaves {
+            #[allow(clippy::cast_precision_loss)]
+            let at = (t - snap.now_ms) as f64 / MINUTE_MS as f64;
+            if at > horizon {
+                break;
+            }
+            if at > 0.0 {
+                peak = peak.max(pool.spent_usd - left + self.level(pool, snap, candidate, at));
+            }
+            left += usd;
+        }
+        peak.max(pool.spent_usd - left + self.level(pool, snap, candidate, horizon))
     }
 
     /// [`Policy::decide`] for a step whose claim is given (the simulator's oracle, which
@@ -259,11 +412,11 @@ impl Policy {
         let mut until: Option<i64> = None;
         let mut reasons = Vec::new();
         for p in self.pools(snap) {
-            let need = self.need(&p, &snap.running, cand);
-            let running = need - est;
-            if p.spent_usd + need <= p.threshold_usd + EPS {
+            if self.peak(&p, snap, cand) <= p.threshold_usd + EPS {
                 continue;
             }
+            let need = self.need(&p, snap, cand);
+            let running = need - est;
             if est > p.threshold_usd + EPS {
                 // It will never fit: say so (the line waits, visibly, for a finer cut or a
                 // larger threshold; it is asked again now and then, as its estimate may fall).
@@ -312,7 +465,7 @@ pub(super) mod tests {
     pub(in crate::budget) fn cfg() -> BudgetConfig {
         BudgetConfig {
             window_secs: 3600,
-            threshold_usd: 10.0,
+            threshold_usd: Threshold::Usd(10.0),
             margin: 0.0,
             ..BudgetConfig::default()
         }
@@ -330,6 +483,8 @@ pub(super) mod tests {
             project: project.into(),
             step_id: "s".into(),
             cost_usd: cost,
+            // Ten minutes long.
+            started_ms: NOW - ago_ms - 10 * MINUTE_MS,
             finished_ms: NOW - ago_ms,
             outcome,
         }
@@ -462,8 +617,8 @@ pub(super) mod tests {
     fn with_the_servers_count_the_running_margins_add_up_as_deviations() {
         let p = Policy::new(cfg());
         let claim = Reserve {
-            estimate_usd: 3.0,
             typical_usd: 1.0,
+            ..Reserve::fixed(3.0)
         };
         // Our own count: 2 spent; two steps running, each estimated at 3 (typically 1).
         let mut s = snap(vec![done(2.0, 10 * MINUTE_MS)]);
@@ -482,14 +637,17 @@ pub(super) mod tests {
             ..ServerView::default()
         });
         let pool = &p.pools(&s)[0];
-        let need = p.need(pool, &s.running, claim);
+        let need = p.need(pool, &s, claim);
         assert!((need - (3.0 + 12f64.sqrt())).abs() < 1e-9, "{need}");
         assert_eq!(
             p.decide_for(&s, StepKind::Executor, claim),
             Decision::Start { estimate_usd: 3.0 }
         );
         // Claims known only by their estimate are summed either way.
-        let fixed = [Reserve::fixed(3.0), Reserve::fixed(3.0)];
+        let fixed = Snapshot {
+            running: vec![Reserve::fixed(3.0), Reserve::fixed(3.0)],
+            ..s.clone()
+        };
         assert!((p.need(pool, &fixed, Reserve::fixed(3.0)) - 9.0).abs() < 1e-9);
         // `admit` pushes the started step's claim: one executor run of history, so the cold
         // start, 2, typically too (2 + 1 + 1 + 2 + √8 ≤ 10).
@@ -528,6 +686,136 @@ pub(super) mod tests {
         // No history: the cold start (× 1.1), typically too.
         let r = p.reserve_for(&[], StepKind::Executor, "p", None);
         assert_eq!(r, Reserve::fixed(2.0 * 1.1));
+    }
+
+    /// Five steps of the kind cost 1 and five cost 4 (a bimodal kind), each over `minutes`.
+    fn bimodal(minutes: i64) -> Vec<Run> {
+        (0..10)
+            .map(|i| {
+                let mut r = done(if i % 2 == 0 { 1.0 } else { 4.0 }, HOUR_MS + i * MINUTE_MS);
+                r.started_ms = r.finished_ms - minutes * MINUTE_MS;
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_running_step_is_claimed_as_the_steps_that_spent_as_much_went_on_to_cost() {
+        let p = Policy::new(cfg());
+        let runs = snap(bimodal(10)).runs;
+        let admitted = p.reserve_for(&runs, StepKind::Executor, "p", None);
+        // p90 of 1,1,1,1,1,4,4,4,4,4 is 4; the median 2.5.
+        assert_eq!((admitted.estimate_usd, admitted.typical_usd), (4.0, 2.5));
+        // Nothing spent yet: the admitted claim.
+        assert_eq!(
+            p.running(&runs, StepKind::Executor, "p", 4.0, 0.0),
+            admitted
+        );
+        // Below the small mode: still either.
+        let r = p.running(&runs, StepKind::Executor, "p", 4.0, 0.5);
+        assert_eq!((r.estimate_usd, r.typical_usd, r.live_usd), (4.0, 2.5, 0.5));
+        // Past the small mode it is a large one: typically 4, not 2.5.
+        let r = p.running(&runs, StepKind::Executor, "p", 4.0, 1.5);
+        assert_eq!((r.estimate_usd, r.typical_usd), (4.0, 4.0));
+        // Past everything history knows, it is not assumed to stop now: twice its spend.
+        let r = p.running(&runs, StepKind::Executor, "p", 4.0, 5.0);
+        assert_eq!((r.estimate_usd, r.typical_usd), (10.0, 7.5));
+        // Never below the estimate it was admitted at.
+        let r = p.running(&runs, StepKind::Executor, "p", 6.0, 1.5);
+        assert_eq!(r.estimate_usd, 6.0);
+    }
+
+    #[test]
+    fn by_our_own_count_the_pool_holds_what_running_steps_have_spent() {
+        let p = Policy::new(cfg());
+        let mut s = snap(vec![done(2.0, 10 * MINUTE_MS)]);
+        s.live = true;
+        s.running = vec![Reserve {
+            live_usd: 1.5,
+            ..Reserve::fixed(3.0)
+        }];
+        let pool = &p.pools(&s)[0];
+        assert!((pool.spent_usd - 3.5).abs() < 1e-9, "{pool:?}");
+        // What the step still claims is what its claim has not spent yet: 3.5 + 1.5 + 5 ≤ 10.
+        assert!((p.need(pool, &s, Reserve::fixed(5.0)) - 6.5).abs() < 1e-9);
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, Reserve::fixed(5.0)),
+            Decision::Start { estimate_usd: 5.0 }
+        );
+        // The server's word already holds it: not counted twice.
+        s.server = Some(ServerView {
+            observed_ms: NOW,
+            window: Some(ServerWindow {
+                utilization: 0.35,
+                resets_at_ms: None,
+            }),
+            ..ServerView::default()
+        });
+        assert!((p.pools(&s)[0].spent_usd - 3.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn spending_that_leaves_while_a_step_runs_makes_room_for_it() {
+        let p = Policy::new(cfg());
+        // Three executors of $5 over 20 minutes: a rate of $0.25 a minute.
+        let mut runs: Vec<Run> = (0..3)
+            .map(|i| {
+                let mut r = done(5.0, 2 * HOUR_MS + i * MINUTE_MS);
+                r.started_ms = r.finished_ms - 20 * MINUTE_MS;
+                r
+            })
+            .collect();
+        // $8 of a planner that ended 55 minutes ago: it leaves the hour's window in 5.
+        runs.push(run(
+            StepKind::Planner,
+            "p",
+            8.0,
+            55 * MINUTE_MS,
+            Outcome::Done,
+        ));
+        let s = snap(runs);
+        let c = p.reserve_for(&s.runs, StepKind::Executor, "p", None);
+        assert_eq!(c.estimate_usd, 5.0);
+        assert!((c.rate_usd_min - 0.25).abs() < 1e-9, "{c:?}");
+        // All at once it is 8 + 5 > 10; at its rate it has spent $1.25 when the $8 leaves.
+        let pool = &p.pools(&s)[0];
+        assert!((p.peak(pool, &s, c) - 9.25).abs() < 1e-9);
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, c),
+            Decision::Start { estimate_usd: 5.0 }
+        );
+        // Twice as fast, it would reach 10.5 first: it waits.
+        let fast = Reserve {
+            rate_usd_min: 0.5,
+            ..c
+        };
+        assert!((p.peak(pool, &s, fast) - 10.5).abs() < 1e-9);
+        assert!(matches!(
+            p.decide_for(&s, StepKind::Executor, fast),
+            Decision::Wait { .. }
+        ));
+        // A rate nobody knows counts in full at once.
+        assert!((p.peak(pool, &s, Reserve::fixed(5.0)) - 13.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn auto_takes_the_calibrated_size_within_floor_and_ceiling() {
+        let p = Policy::new(BudgetConfig {
+            threshold_usd: Threshold::Auto,
+            threshold_floor_usd: 8.0,
+            threshold_ceiling_usd: 40.0,
+            ..cfg()
+        });
+        let mut s = snap(vec![]);
+        assert_eq!(
+            p.pools(&s)[0].threshold_usd,
+            8.0,
+            "the floor until the server says"
+        );
+        s.window_calibration = super::super::calibration::propose(&[30.0, 31.0, 29.0]);
+        assert_eq!(p.pools(&s)[0].threshold_usd, 30.0);
+        s.window_calibration = super::super::calibration::propose(&[90.0, 91.0, 89.0]);
+        assert_eq!(p.pools(&s)[0].threshold_usd, 40.0);
     }
 
     #[test]

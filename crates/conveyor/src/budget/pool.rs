@@ -64,7 +64,7 @@ impl Policy {
                 snap,
                 PoolKind::Window,
                 span,
-                self.cfg.threshold_usd,
+                self.window_threshold(snap.window_calibration.as_ref()),
                 server.and_then(|s| s.window.map(|w| (s.observed_ms, w))),
             ));
         }
@@ -83,7 +83,8 @@ impl Policy {
                 .runs
                 .iter()
                 .filter(|r| r.finished_ms >= start && r.finished_ms <= now)
-                .fold(0.0, |a, r| a + r.cost_usd);
+                .fold(0.0, |a, r| a + r.cost_usd)
+                + snap.live_usd();
             pools.push(Pool {
                 kind: PoolKind::Monthly,
                 span_ms: next - start,
@@ -123,6 +124,11 @@ impl Policy {
             .filter(|r| r.finished_ms > from && r.finished_ms > now - span && r.finished_ms <= now)
             .map(|r| (r.finished_ms + span, r.cost_usd))
             .collect();
+        // What the running steps have spent so far is in the pool by our count; the server's
+        // utilisation has it already.
+        if fresh.is_none() && snap.live_usd() > 0.0 {
+            leaves.push((now + span, snap.live_usd()));
+        }
         let mut utilization = None;
         if let Some((at, w)) = fresh {
             let used = w.utilization.clamp(0.0, 1.0) * threshold;

@@ -35,8 +35,32 @@ pub fn render(b: &Budget) -> String {
             let _ = write!(out, "  room again at {r}");
         }
         out.push('\n');
+        if let Some(c) = &p.calibration {
+            let _ = writeln!(
+                out,
+                "           server's view: size ${:.2} ± ${:.2} from {} observations; proposed threshold ${:.2}",
+                c.observed_size_usd, c.spread_usd, c.observations, c.proposed_usd
+            );
+        }
     }
     let _ = writeln!(out, "running estimates: ${:.4}", b.running_estimate_usd);
+    for r in &b.running {
+        let _ = writeln!(
+            out,
+            "  {} #{} {}: spent ${:.4} of claim ${:.4} (estimate ${:.4}{})",
+            r.line_id.get(..8).unwrap_or(&r.line_id),
+            r.step_n,
+            r.kind.as_str(),
+            r.live_usd,
+            r.claim_usd,
+            r.estimate_usd,
+            if r.live_usd > r.estimate_usd {
+                ", over it"
+            } else {
+                ""
+            }
+        );
+    }
     let _ = writeln!(out, "step kinds (count, median, p90 → estimate):");
     for k in &b.kinds {
         let money = |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("${v:.4}"));
@@ -81,7 +105,9 @@ pub fn render(b: &Budget) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use conveyor_api::{BudgetPool, KindStats, Misses, RateLimit, StepKind};
+    use conveyor_api::{
+        BudgetPool, Calibration, KindStats, Misses, RateLimit, RunningStep, StepKind,
+    };
 
     #[test]
     fn every_figure_shows() {
@@ -93,8 +119,22 @@ mod tests {
                 threshold_usd: 50.0,
                 resets_at: Some("2027-01-15T13:00:00Z".into()),
                 utilization: Some(0.3),
+                calibration: Some(Calibration {
+                    observed_size_usd: 61.5,
+                    proposed_usd: 61.5,
+                    spread_usd: 2.25,
+                    observations: 7,
+                }),
             }],
             running_estimate_usd: 2.25,
+            running: vec![RunningStep {
+                line_id: "3f2a9c1e-0000-4000-8000-000000000000".into(),
+                step_n: 4,
+                kind: StepKind::Executor,
+                estimate_usd: 2.25,
+                live_usd: 2.5,
+                claim_usd: 3.75,
+            }],
             kinds: vec![KindStats {
                 kind: StepKind::Executor,
                 count: 12,
@@ -125,6 +165,8 @@ mod tests {
             "server 30%",
             "room again at 2027-01-15T13:00:00Z",
             "running estimates: $2.2500",
+            "3f2a9c1e #4 executor: spent $2.5000 of claim $3.7500 (estimate $2.2500, over it)",
+            "server's view: size $61.50 ± $2.25 from 7 observations; proposed threshold $61.50",
             "executor",
             "$1.5000",
             "$3.0000",

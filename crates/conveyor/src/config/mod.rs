@@ -41,8 +41,14 @@ pub struct BudgetConfig {
     /// Length of the rolling window, in seconds (5 hours by default); 0 turns the window off.
     pub window_secs: u32,
     /// The window's threshold: spent in the window + estimates of running steps + the new
-    /// step's estimate must stay at or below this, in the CLI's USD.
-    pub threshold_usd: f64,
+    /// step's estimate must stay at or below this, in the CLI's USD; or `"auto"`: the size
+    /// the server's utilisation shows (`budget::calibration`), kept between
+    /// `threshold_floor_usd` and `threshold_ceiling_usd` (the floor until there is one).
+    pub threshold_usd: Threshold,
+    /// With `threshold_usd = "auto"`: never below this (and this until the server has said).
+    pub threshold_floor_usd: f64,
+    /// With `threshold_usd = "auto"`: never above this.
+    pub threshold_ceiling_usd: f64,
     /// A weekly cap over the last 7 days, when set.
     pub weekly_threshold_usd: Option<f64>,
     /// The monthly credit (calendar month, UTC), when set: `claude -p` on subscription plans
@@ -72,13 +78,79 @@ pub struct BudgetConfig {
     pub max_budget_factor: f64,
     /// Misses in the last 24 hours at which the API says "steps too large: cut them finer".
     pub miss_advice_count: u32,
+    /// Prices per model in USD per million tokens, for the live cost of a running step
+    /// (`[budget.prices."claude-opus-5-5"] input = 4 …`); added to the built-in table
+    /// (`budget::Prices`).
+    pub prices: BTreeMap<String, Price>,
+}
+
+/// A model's prices, USD per million tokens (`[budget.prices."<model>"]`; the built-in table is
+/// `budget::Prices`).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Price {
+    pub input: f64,
+    pub output: f64,
+    pub cache_read: f64,
+    pub cache_write: f64,
+}
+
+/// `threshold_usd`: a number of USD, or `"auto"`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Threshold {
+    Usd(f64),
+    /// From the server's utilisation, between the floor and the ceiling.
+    Auto,
+}
+
+impl Threshold {
+    /// The fixed value; `None` for `"auto"`.
+    pub fn fixed(self) -> Option<f64> {
+        match self {
+            Threshold::Usd(v) => Some(v),
+            Threshold::Auto => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Threshold {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Threshold, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = Threshold;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("budget.threshold_usd to be a number of USD or \"auto\"")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Threshold, E> {
+                Ok(Threshold::Usd(v))
+            }
+            #[allow(clippy::cast_precision_loss)]
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Threshold, E> {
+                Ok(Threshold::Usd(v as f64))
+            }
+            #[allow(clippy::cast_precision_loss)]
+            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Threshold, E> {
+                Ok(Threshold::Usd(v as f64))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Threshold, E> {
+                if v == "auto" {
+                    Ok(Threshold::Auto)
+                } else {
+                    Err(E::invalid_value(serde::de::Unexpected::Str(v), &self))
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 impl Default for BudgetConfig {
     fn default() -> Self {
         BudgetConfig {
             window_secs: 5 * 3600,
-            threshold_usd: 50.0,
+            threshold_usd: Threshold::Usd(50.0),
+            threshold_floor_usd: 20.0,
+            threshold_ceiling_usd: 500.0,
             weekly_threshold_usd: None,
             monthly_threshold_usd: None,
             monthly_reset_day: 1,
@@ -91,6 +163,7 @@ impl Default for BudgetConfig {
             miss_factor: 1.5,
             max_budget_factor: 4.0,
             miss_advice_count: 3,
+            prices: BTreeMap::new(),
         }
     }
 }
@@ -107,8 +180,35 @@ impl BudgetConfig {
                 })
             }
         };
-        if self.window_secs > 0 {
-            positive("threshold_usd", self.threshold_usd)?;
+        match self.threshold_usd {
+            Threshold::Usd(v) if self.window_secs > 0 => positive("threshold_usd", v)?,
+            Threshold::Usd(_) => {}
+            Threshold::Auto => {
+                positive("threshold_floor_usd", self.threshold_floor_usd)?;
+                if !(self.threshold_ceiling_usd >= self.threshold_floor_usd
+                    && self.threshold_ceiling_usd.is_finite())
+                {
+                    return Err(Invalid::Budget {
+                        field: "threshold_ceiling_usd".into(),
+                        rule: "must be at least threshold_floor_usd",
+                    });
+                }
+            }
+        }
+        for (model, p) in &self.prices {
+            for (name, v) in [
+                ("input", p.input),
+                ("output", p.output),
+                ("cache_read", p.cache_read),
+                ("cache_write", p.cache_write),
+            ] {
+                if !(v >= 0.0 && v.is_finite()) {
+                    return Err(Invalid::Budget {
+                        field: format!("prices.{model}.{name}"),
+                        rule: "must be zero or more (USD per million tokens)",
+                    });
+                }
+            }
         }
         if let Some(w) = self.weekly_threshold_usd {
             positive("weekly_threshold_usd", w)?;
@@ -544,7 +644,7 @@ mod tests {
                 .unwrap();
         assert_eq!((c.slots, c.token.as_deref()), (2, Some("fresh")));
         assert_eq!(c.data_dir, PathBuf::from("/app/data"));
-        assert_eq!(c.budget.threshold_usd, 5.0);
+        assert_eq!(c.budget.threshold_usd, Threshold::Usd(5.0));
         // A syntax error: the user's file, line and column.
         let e = Config::parse_with_defaults("slots = \n", p, d.clone()).unwrap_err();
         assert!(
@@ -574,7 +674,7 @@ mod tests {
         c.slots = 0;
         assert_eq!(c.validate(), Err(Invalid::NoSlots));
         c.slots = 1;
-        c.budget.threshold_usd = 0.0;
+        c.budget.threshold_usd = Threshold::Usd(0.0);
         assert_eq!(
             c.validate(),
             Err(Invalid::Budget {
@@ -586,7 +686,7 @@ mod tests {
         c.budget.window_secs = 0;
         assert_eq!(c.validate(), Ok(()));
         c.budget.window_secs = 3600;
-        c.budget.threshold_usd = 1.0;
+        c.budget.threshold_usd = Threshold::Usd(1.0);
         c.token = None;
         assert_eq!(c.validate(), Err(Invalid::NoToken));
         let dir = tempfile::tempdir().unwrap();
@@ -616,8 +716,16 @@ mod tests {
                 c.budget.threshold_usd,
                 c.budget.weekly_threshold_usd
             ),
-            (3600, 20.0, Some(90.0))
+            (3600, Threshold::Usd(20.0), Some(90.0))
         );
+        // "auto", with its floor and ceiling, and prices of a model.
+        let c = load("threshold_usd = \"auto\"\nthreshold_floor_usd = 30\nthreshold_ceiling_usd = 120.0\n[budget.prices.\"claude-x\"]\ninput = 1.0\noutput = 5.0\ncache_read = 0.1\ncache_write = 1.25\n").unwrap();
+        assert_eq!(c.budget.threshold_usd, Threshold::Auto);
+        assert_eq!(
+            (c.budget.threshold_floor_usd, c.budget.threshold_ceiling_usd),
+            (30.0, 120.0)
+        );
+        assert_eq!(c.budget.prices["claude-x"].output, 5.0);
         let c = load("monthly_threshold_usd = 200.0\nmonthly_reset_day = 15\ncold_start_usd = { executor = 3.0 }\nestimate_quantile = 0.8\nmargin = 0.1\nmax_budget_factor = 5.0\n").unwrap();
         assert_eq!(c.budget.monthly_threshold_usd, Some(200.0));
         assert_eq!(c.budget.cold_start_usd.get("executor"), Some(&3.0));
@@ -634,6 +742,15 @@ mod tests {
             ),
             ("max_budget_factor = 0.5\n", "budget.max_budget_factor"),
             ("monthly_reset_day = 31\n", "budget.monthly_reset_day"),
+            ("threshold_usd = \"automatic\"\n", "budget.threshold_usd"),
+            (
+                "threshold_usd = \"auto\"\nthreshold_floor_usd = 50\nthreshold_ceiling_usd = 40\n",
+                "budget.threshold_ceiling_usd",
+            ),
+            (
+                "[budget.prices.m]\ninput = -1\noutput = 1\ncache_read = 0\ncache_write = 0\n",
+                "budget.prices.m.input",
+            ),
         ] {
             let e = load(text).unwrap_err().to_string();
             assert!(e.contains(field), "{text}: {e}");
@@ -683,7 +800,7 @@ mod tests {
         let c = Config::load(&p).unwrap();
         assert_eq!(c.listen.port(), 8790);
         assert_eq!(c.data_dir, PathBuf::from("/var/lib/conveyor"));
-        assert_eq!(c.budget.threshold_usd, 50.0);
+        assert_eq!(c.budget.threshold_usd, Threshold::Usd(50.0));
         let u: Config = toml::from_str(
             "data_dir = \"d\"\ntoken = \"t\"\nroot_mode = { user = \"conveyor\" }\n",
         )

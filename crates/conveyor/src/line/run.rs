@@ -5,6 +5,7 @@
 use tokio_util::sync::CancellationToken;
 
 use crate::Result;
+use crate::budget::Budget;
 use crate::claude::{self, Invocation, Verdict};
 use crate::exec;
 use crate::state::Shared;
@@ -21,11 +22,15 @@ pub(super) async fn run_agent(
     cancel: &CancellationToken,
 ) -> claude::Report {
     let db = sh.store.clone();
+    let budget = sh.budget.clone();
+    let clock = sh.clock.clone();
     let line_id = line_id.to_string();
     let on = move |sig: claude::Signal| -> claude::SignalFuture {
         let db = db.clone();
+        let budget = budget.clone();
+        let now = clock.now_ms();
         let line_id = line_id.clone();
-        Box::pin(async move { record_signal(&db, run_id, &line_id, sig).await })
+        Box::pin(async move { record_signal(&db, &budget, now, run_id, &line_id, sig).await })
     };
     claude::run(inv, cancel, &on).await
 }
@@ -115,6 +120,8 @@ pub(super) async fn record_run_end(
     let told =
         super::answer::ask_about_denials(sh, &mut tx, line_id, &denied, sh.clock.now_ms()).await?;
     tx.commit().await?;
+    // Its cost is recorded: the live figure is done with.
+    sh.budget.live.remove(run_id);
     if told {
         sh.told();
     }
@@ -130,26 +137,39 @@ pub(super) async fn record_run_end(
     Ok(())
 }
 
-/// Records what a run reports while it goes (pid, session start, rate-limit events).
-async fn record_signal(db: &store::Store, run_id: i64, line_id: &str, sig: claude::Signal) {
-    if let Err(e) = try_record_signal(db, run_id, line_id, sig).await {
+/// Records what a run reports while it goes (pid, session start, rate-limit events, its live
+/// cost).
+async fn record_signal(
+    db: &store::Store,
+    budget: &Budget,
+    now_ms: i64,
+    run_id: i64,
+    line_id: &str,
+    sig: claude::Signal,
+) {
+    if let Err(e) = try_record_signal(db, budget, now_ms, run_id, line_id, sig).await {
         tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
     }
 }
 
 async fn try_record_signal(
     db: &store::Store,
+    budget: &Budget,
+    now_ms: i64,
     run_id: i64,
     line_id: &str,
     sig: claude::Signal,
 ) -> Result<()> {
-    let c = &mut *db.conn().await?;
     match sig {
-        claude::Signal::Started(pid) => runs::set_pid(c, run_id, pid).await,
-        claude::Signal::Init => runs::saw_init(c, run_id, line_id).await,
+        claude::Signal::Started(pid) => runs::set_pid(&mut *db.conn().await?, run_id, pid).await,
+        claude::Signal::Init => runs::saw_init(&mut *db.conn().await?, run_id, line_id).await,
+        claude::Signal::Usage(tokens) => {
+            budget.live.set(run_id, budget.prices.cost(&tokens));
+            Ok(())
+        }
         claude::Signal::RateLimit(info) => {
             store::rate_limits::insert(
-                c,
+                &mut *db.conn().await?,
                 Some(run_id),
                 store::rate_limits::NewRateLimit {
                     status: &info.status,
@@ -159,7 +179,9 @@ async fn try_record_signal(
                     raw: &info.raw,
                 },
             )
-            .await
+            .await?;
+            let windows = crate::budget::server_windows(&info.raw);
+            budget.observe(db, now_ms, Some(run_id), &windows).await
         }
     }
 }

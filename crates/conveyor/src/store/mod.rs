@@ -15,6 +15,7 @@
 //! variant carries is an error naming the column, never a silent default.
 
 pub mod account;
+pub mod calibration;
 pub mod deploys;
 pub mod journal;
 pub mod lines;

@@ -76,6 +76,8 @@ impl RunOutcome {
 #[derive(Debug, Clone, FromRow)]
 pub struct Unfinished {
     pub id: i64,
+    /// Its stream file.
+    pub log_path: Option<String>,
     pub step_id: String,
     pub line_id: String,
     /// It reached `system/init`: its session exists (the line's, unless a judge's own).
@@ -271,23 +273,27 @@ pub async fn logs_of_step(c: &mut SqliteConnection, step_id: &str) -> Result<Vec
 /// Database errors.
 pub async fn unfinished(c: &mut SqliteConnection) -> Result<Vec<Unfinished>> {
     Ok(sqlx::query_as(
-        "SELECT id, step_id, line_id, init_seen, kind != 'judge' AS in_line_session
+        "SELECT id, log_path, step_id, line_id, init_seen, kind != 'judge' AS in_line_session
              FROM runs WHERE outcome = 'running'",
     )
     .fetch_all(&mut *c)
     .await?)
 }
 
-/// A run left `running` by a dead daemon: interrupted now.
+/// A run left `running` by a dead daemon: interrupted now, having cost `cost_usd` (what its
+/// stream shows it spent; it has no result).
 ///
 /// # Errors
 /// Database errors.
-pub async fn interrupt(c: &mut SqliteConnection, id: i64) -> Result<()> {
-    sqlx::query("UPDATE runs SET outcome = 'interrupted', finished_at = ? WHERE id = ?")
-        .bind(now_ms())
-        .bind(id)
-        .execute(&mut *c)
-        .await?;
+pub async fn interrupt(c: &mut SqliteConnection, id: i64, cost_usd: f64) -> Result<()> {
+    sqlx::query(
+        "UPDATE runs SET outcome = 'interrupted', finished_at = ?, cost_usd = ? WHERE id = ?",
+    )
+    .bind(now_ms())
+    .bind(cost_usd)
+    .bind(id)
+    .execute(&mut *c)
+    .await?;
     Ok(())
 }
 
@@ -382,6 +388,7 @@ pub struct Spent {
     pub project_id: String,
     pub step_id: String,
     pub cost_usd: f64,
+    pub started_ms: i64,
     pub finished_ms: i64,
     pub outcome: RunOutcome,
 }
@@ -393,7 +400,7 @@ pub struct Spent {
 /// Database errors; a stored kind or outcome no variant carries.
 pub async fn history(c: &mut SqliteConnection, since_ms: i64, rows: i64) -> Result<Vec<Spent>> {
     let raw = sqlx::query(
-        "SELECT r.kind, l.project_id, r.step_id, r.cost_usd, r.finished_at, r.outcome
+        "SELECT r.kind, l.project_id, r.step_id, r.cost_usd, r.started_at, r.finished_at, r.outcome
          FROM runs r JOIN lines l ON l.id = r.line_id
          WHERE r.finished_at IS NOT NULL AND r.outcome != 'running'
            AND (r.finished_at >= ?1 OR r.id > (SELECT COALESCE(MAX(id), 0) FROM runs) - ?2)
@@ -411,6 +418,7 @@ pub async fn history(c: &mut SqliteConnection, since_ms: i64, rows: i64) -> Resu
                 project_id: r.try_get("project_id")?,
                 step_id: r.try_get("step_id")?,
                 cost_usd: r.try_get("cost_usd")?,
+                started_ms: r.try_get("started_at")?,
                 finished_ms: r.try_get("finished_at")?,
                 outcome: column(r, "outcome")?,
             })
@@ -422,10 +430,29 @@ pub async fn history(c: &mut SqliteConnection, since_ms: i64, rows: i64) -> Resu
 /// A run in progress as the budget sees it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Claim {
+    pub run_id: i64,
+    pub step_n: u32,
     pub line_id: String,
     pub project_id: String,
     pub kind: StepKind,
     pub estimate_usd: f64,
+}
+
+/// What the runs that ended after `since_ms` spent after it: a run that began before it counts
+/// for the share of its time after it (a run spends over its run, and what it spent before
+/// `since_ms` is not in a window that begins then).
+///
+/// # Errors
+/// Database errors.
+pub async fn spent_since(c: &mut SqliteConnection, since_ms: i64) -> Result<f64> {
+    Ok(sqlx::query_scalar(
+        "SELECT COALESCE(SUM(cost_usd * MIN(1.0,
+                    CAST(finished_at - ?1 AS REAL) / MAX(1, finished_at - started_at))), 0.0)
+         FROM runs WHERE finished_at > ?1 AND outcome != 'running'",
+    )
+    .bind(since_ms)
+    .fetch_one(&mut *c)
+    .await?)
 }
 
 /// Every run in progress with the estimate it was admitted at.
@@ -434,8 +461,9 @@ pub struct Claim {
 /// Database errors.
 pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
     let raw = sqlx::query(
-        "SELECT r.line_id, r.estimate_usd, r.kind, l.project_id
-         FROM runs r JOIN lines l ON l.id = r.line_id WHERE r.outcome = 'running'",
+        "SELECT r.id, s.n, r.line_id, r.estimate_usd, r.kind, l.project_id
+         FROM runs r JOIN lines l ON l.id = r.line_id JOIN steps s ON s.id = r.step_id
+         WHERE r.outcome = 'running' ORDER BY r.id",
     )
     .fetch_all(&mut *c)
     .await?;
@@ -443,6 +471,8 @@ pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
         .iter()
         .map(|r| {
             Ok(Claim {
+                run_id: r.try_get("id")?,
+                step_n: r.try_get("n")?,
                 line_id: r.try_get("line_id")?,
                 project_id: r.try_get("project_id")?,
                 kind: column(r, "kind")?,

@@ -2,6 +2,7 @@
 //! scripted mock of the Anthropic API, real git repositories and SQLite files in temp folders.
 
 mod api;
+mod budget_live;
 mod catcher;
 mod cli;
 mod crash;
