@@ -3,6 +3,8 @@ import { flush } from '../test/flush';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../test/conveyor-ipc';
 import {
+  budget,
+  budgetPool,
   decision,
   detail,
   entry,
@@ -17,6 +19,7 @@ import {
   question,
   reviewOf,
   reviewProject,
+  runningStep,
   step,
 } from '../test/fixtures';
 import type { Line, LineDetail, LineDiff } from '../lib/generated/conveyor';
@@ -413,22 +416,28 @@ describe('Lines page', () => {
     expect((screen.getByTestId('line-add') as HTMLButtonElement).disabled).toBe(false);
   });
 
-  it('shows the budget per pool', async () => {
+  it('shows the budget per pool, and the running steps by their line titles', async () => {
     const store = new ConveyorStore();
-    api.budget.mockResolvedValue({
-      pools: [{ kind: 'window', span_secs: 18000, spent_usd: 1.5, threshold_usd: 10, resets_at: '2026-11-30T02:00:00Z', utilization: null }],
-      running_estimate_usd: 0.4,
-      kinds: [],
-      misses: { total: 4, recent: 3, advice: 'steps too large: cut them finer' },
-      park_until: null,
-      last_rate_limit: null,
-    });
-    await store.loadBudget();
+    api.lines.mockResolvedValue([line('a', 'running', { title: 'Checkout page' })]);
+    api.budget.mockResolvedValue(
+      budget({
+        pools: [budgetPool({ resets_at: '2026-11-30T02:00:00Z' })],
+        running_estimate_usd: 1.2,
+        running: [runningStep({ line_id: 'a' }), runningStep({ line_id: '3f2a9c1e-7b4d-4e8a-9f00-1234567890ab', step_n: 1 })],
+        misses: { total: 4, recent: 3, advice: 'steps too large: cut them finer' },
+      }),
+    );
+    await Promise.all([store.loadLines(), store.loadBudget()]);
     render(Lines, { store });
     const pool = screen.getByTestId('budget-pool');
     expect(pool.dataset.kind).toBe('window');
     expect(pool.textContent).toContain('$1.50 из $10.00');
     expect(screen.getByTestId('budget-panel').textContent).toContain('cut them finer');
+    // A line the page has is named by its title; one it does not, by a short id.
+    const running = screen.getAllByTestId('budget-running-step').map((r) => r.textContent);
+    expect(running[0]).toContain('Checkout page');
+    expect(running[1]).toContain('3f2a9c1e');
+    expect(running[1]).not.toContain('7b4d');
   });
 });
 

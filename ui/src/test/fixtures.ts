@@ -1,6 +1,9 @@
 // The conveyor's wire values for tests: one builder per type, with plain defaults, and the
 // fields a test cares about passed in `over`.
 import type {
+  Budget,
+  BudgetPool,
+  Calibration,
   Decision,
   Denial,
   Deploy,
@@ -17,6 +20,7 @@ import type {
   Question,
   Review,
   ReviewProject,
+  RunningStep,
   Step,
   Tokens,
 } from '../lib/generated/conveyor';
@@ -268,5 +272,49 @@ export const outboxOf = (items: OutboxItem[] = [], over: Partial<Outbox> = {}): 
   pending: items.filter((i) => i.state === 'pending').length,
   sent: items.filter((i) => i.state === 'sent').length,
   failed: items.filter((i) => i.state === 'failed').length,
+  ...over,
+});
+
+/** A $10 five-hour window with $1.50 spent, no reset due, no word from the server. */
+export const budgetPool = (over: Partial<BudgetPool> = {}): BudgetPool => ({
+  kind: 'window',
+  span_secs: 18000,
+  spent_usd: 1.5,
+  threshold_usd: 10,
+  resets_at: null,
+  utilization: null,
+  calibration: null,
+  ...over,
+});
+
+/** The server's view of a pool: about $40 give or take $3, from 12 observations, $36 proposed. */
+export const calibration = (over: Partial<Calibration> = {}): Calibration => ({
+  observed_size_usd: 40,
+  proposed_usd: 36,
+  spread_usd: 3,
+  observations: 12,
+  ...over,
+});
+
+/** Step 2 of line `a`, an executor admitted at $1, $0.40 spent so far, counted at $1.20. */
+export const runningStep = (over: Partial<RunningStep> = {}): RunningStep => ({
+  line_id: 'a',
+  step_n: 2,
+  kind: 'executor',
+  estimate_usd: 1,
+  live_usd: 0.4,
+  claim_usd: 1.2,
+  ...over,
+});
+
+/** `GET /api/budget` with no pools, nothing running, no misses, no park. */
+export const budget = (over: Partial<Budget> = {}): Budget => ({
+  pools: [],
+  running_estimate_usd: 0,
+  running: [],
+  kinds: [],
+  misses: { total: 0, recent: 0, advice: null },
+  park_until: null,
+  last_rate_limit: null,
   ...over,
 });

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { conveyorMock } from '../../test/conveyor-ipc';
 import {
+  budget,
   decision,
   detail,
   ev,
@@ -88,7 +89,7 @@ describe('ConveyorStore', () => {
     api.lines.mockResolvedValue([line('a', 'running')]);
     api.projects.mockResolvedValue([project()]);
     api.review.mockResolvedValue(review);
-    api.budget.mockResolvedValue({ pools: [], running_estimate_usd: 0, kinds: [], misses: { total: 0, recent: 0, advice: null }, park_until: null, last_rate_limit: null });
+    api.budget.mockResolvedValue(budget());
     api.notify.mockResolvedValue(undefined);
     api.preflight.mockResolvedValue(preflight([preflightItem()]));
     api.outbox.mockResolvedValue(outboxOf());
