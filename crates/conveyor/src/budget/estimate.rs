@@ -57,8 +57,10 @@ impl Policy {
                     Outcome::Miss => misses += 1,
                     Outcome::Other => continue,
                 }
+                // Rates from runs that went to their end and cost something: a run cut at once
+                // by a limit says nothing of how fast its kind spends.
                 let ms = r.finished_ms - r.started_ms;
-                if ms >= 1000 {
+                if r.outcome == Outcome::Done && r.cost_usd > 0.0 && ms >= 1000 {
                     #[allow(clippy::cast_precision_loss)]
                     rates.push(r.cost_usd / (ms as f64 / 60_000.0));
                 }
@@ -94,7 +96,12 @@ impl Policy {
         if h.rates.len() < MIN_SAMPLES {
             return f64::INFINITY;
         }
-        quantile(&h.rates, self.cfg.estimate_quantile) * (1.0 + self.cfg.margin)
+        let r = quantile(&h.rates, self.cfg.estimate_quantile) * (1.0 + self.cfg.margin);
+        if r.is_finite() && r > 0.0 {
+            r
+        } else {
+            f64::INFINITY
+        }
     }
 
     /// `miss_factor` per recent miss, up to three.

@@ -16,7 +16,7 @@ use std::path::Path;
 pub use crate::config::Price;
 
 /// Characters of text per output token when the usage does not say (a common rule of thumb
-/// for English and code; Cyrillic runs lower, so this undercounts, never overcounts).
+/// for English and code; Cyrillic text takes more tokens a character, so it is counted low).
 const CHARS_PER_TOKEN: usize = 4;
 
 /// The models the CLI was seen to use and their prices (what the CLI's own `costUSD` agrees
@@ -124,10 +124,10 @@ impl Tokens {
     }
     fn add(self, o: Tokens) -> Tokens {
         Tokens {
-            input: self.input + o.input,
-            output: self.output + o.output,
-            cache_read: self.cache_read + o.cache_read,
-            cache_write: self.cache_write + o.cache_write,
+            input: self.input.saturating_add(o.input),
+            output: self.output.saturating_add(o.output),
+            cache_read: self.cache_read.saturating_add(o.cache_read),
+            cache_write: self.cache_write.saturating_add(o.cache_write),
         }
     }
 }
@@ -137,9 +137,9 @@ impl Tokens {
 pub struct Meter {
     /// By message id: its model and tokens.
     messages: HashMap<String, (String, Tokens)>,
-    /// Characters of each message's blocks seen so far, by message id and the block's hash
-    /// (an event per content block; a block seen again is not counted again).
-    text: HashMap<(String, u64), usize>,
+    /// By message id: the hashes of its blocks seen so far (an event per content block; a
+    /// block seen again is not counted again) and their characters.
+    text: HashMap<String, (std::collections::HashSet<u64>, usize)>,
 }
 
 impl Meter {
@@ -166,21 +166,18 @@ impl Meter {
                 .unwrap_or(0)
         };
         // The blocks this event carries, each counted once per message.
+        let (seen, chars) = self.text.entry(id.to_string()).or_default();
         if let Some(blocks) = m.get("content").and_then(serde_json::Value::as_array) {
             for b in blocks {
                 use std::hash::{Hash, Hasher};
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 b.to_string().hash(&mut h);
-                self.text
-                    .insert((id.to_string(), h.finish()), block_chars(b));
+                if seen.insert(h.finish()) {
+                    *chars += block_chars(b);
+                }
             }
         }
-        let chars: usize = self
-            .text
-            .iter()
-            .filter(|((i, _), _)| i == id)
-            .map(|(_, c)| *c)
-            .sum();
+        let chars = *chars;
         let reported = Tokens {
             input: field("input_tokens"),
             output: field("output_tokens").max((chars / CHARS_PER_TOKEN) as u64),
@@ -212,15 +209,14 @@ impl Meter {
     }
 }
 
-/// Characters of a content block's text: the text, the thinking, or the tool call's input.
+/// Characters of a content block's text: the text, the thinking, or the tool call's input (as
+/// JSON, escapes included: a little high for code full of quotes).
 fn block_chars(b: &serde_json::Value) -> usize {
+    let chars = |s: &str| s.chars().count();
     match b.get("type").and_then(serde_json::Value::as_str) {
-        Some("text") => b.get("text").and_then(|t| t.as_str()).map_or(0, str::len),
-        Some("thinking") => b
-            .get("thinking")
-            .and_then(|t| t.as_str())
-            .map_or(0, str::len),
-        Some("tool_use") => b.get("input").map_or(0, |i| i.to_string().len()),
+        Some("text") => b.get("text").and_then(|t| t.as_str()).map_or(0, chars),
+        Some("thinking") => b.get("thinking").and_then(|t| t.as_str()).map_or(0, chars),
+        Some("tool_use") => b.get("input").map_or(0, |i| chars(&i.to_string())),
         _ => 0,
     }
 }
@@ -231,10 +227,11 @@ fn block_chars(b: &serde_json::Value) -> usize {
 /// # Errors
 /// The file cannot be read.
 pub fn meter_file(path: &Path) -> std::io::Result<Meter> {
-    let text = std::fs::read_to_string(path)?;
+    // Bytes, not a string: a crash can cut the last line inside a character.
+    let bytes = std::fs::read(path)?;
     let mut m = Meter::default();
-    for line in text.lines() {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+    for line in bytes.split(|b| *b == b'\n') {
+        if let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) {
             m.feed(&v);
         }
     }
@@ -309,6 +306,21 @@ mod tests {
         let exact = result_cost(&path);
         assert!(live <= exact + 1e-12, "live {live} > result {exact}");
         assert!(live >= 0.9 * exact, "live {live} is far below {exact}");
+    }
+
+    /// A crash cuts the stream inside a character: the whole lines before it still count.
+    #[test]
+    fn a_stream_cut_inside_a_character_still_gives_its_spend() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("run.ndjson");
+        let ev = r#"{"type":"assistant","message":{"id":"m1","model":"claude-opus-5-5","content":[{"type":"text","text":"готово"}],"usage":{"input_tokens":1000,"output_tokens":1,"cache_read_input_tokens":3000,"cache_creation_input_tokens":2000}}}"#;
+        let mut bytes = format!("{ev}\n").into_bytes();
+        let cut = "{\"type\":\"assistant\",\"message\":{\"id\":\"m2\",\"content\":[{\"text\":\"гот";
+        bytes.extend_from_slice(&cut.as_bytes()[..cut.len() - 1]);
+        std::fs::write(&path, bytes).unwrap();
+        let m = meter_file(&path).unwrap();
+        assert_eq!(m.messages(), 1);
+        assert_eq!(m.tokens()["claude-opus-5-5"].input, 1000);
     }
 
     #[test]

@@ -127,6 +127,12 @@ impl Budget {
         run_id: Option<i64>,
         windows: &[(PoolKind, ServerWindow)],
     ) -> Result<()> {
+        // The live cost of the runs in progress only: an entry of a run whose cost is
+        // recorded (or left by a run that ended in an error) is not spend to add again.
+        let live = store::runs::claims(&mut *db.conn().await?)
+            .await?
+            .iter()
+            .fold(0.0, |a, c| a + self.live.get(c.run_id));
         for (pool, w) in windows {
             let span = match pool {
                 PoolKind::Window => 5 * policy::HOUR_MS,
@@ -137,8 +143,7 @@ impl Budget {
                 .resets_at_ms
                 .filter(|r| *r > now_ms)
                 .map_or(now_ms - span, |r| r - span);
-            let spent =
-                store::runs::spent_since(&mut *db.conn().await?, start).await? + self.live.total();
+            let spent = store::runs::spent_since(&mut *db.conn().await?, start).await? + live;
             let Some(size) = calibration::observe(spent, w.utilization) else {
                 continue;
             };

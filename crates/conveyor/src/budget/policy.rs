@@ -124,11 +124,14 @@ impl Reserve {
     }
 
     /// What is still to come of the claim and of the typical cost by `minutes` from now, at
-    /// most its rate.
-    fn by(&self, minutes: f64) -> (f64, f64) {
-        let high = (self.estimate_usd - self.live_usd).max(0.0);
-        let typical = (self.typical_usd - self.live_usd).max(0.0);
-        let most = if self.rate_usd_min.is_finite() {
+    /// most its rate; `in_pool`: the pool's count holds the step's spend so far (our own count
+    /// with live costs), so only the rest is claimed. The server's count holds it only up to
+    /// its event, and a claim there is counted whole, as it was admitted.
+    fn by(&self, minutes: f64, in_pool: bool) -> (f64, f64) {
+        let spent = if in_pool { self.live_usd } else { 0.0 };
+        let high = (self.estimate_usd - spent).max(0.0);
+        let typical = (self.typical_usd - spent).max(0.0);
+        let most = if self.rate_known() {
             self.rate_usd_min * minutes
         } else {
             f64::INFINITY
@@ -136,10 +139,16 @@ impl Reserve {
         (high.min(most), typical.min(most))
     }
 
+    /// A rate to spread the claim over: finite and above zero (a kind whose runs all cost
+    /// nothing must not make its claims invisible).
+    fn rate_known(&self) -> bool {
+        self.rate_usd_min.is_finite() && self.rate_usd_min > 0.0
+    }
+
     /// Minutes until the whole claim can have been spent at its rate.
-    fn spent_within(&self) -> f64 {
-        if self.rate_usd_min.is_finite() && self.rate_usd_min > 0.0 {
-            (self.estimate_usd - self.live_usd).max(0.0) / self.rate_usd_min
+    fn spent_within(&self, in_pool: bool) -> f64 {
+        if self.rate_known() {
+            self.by(f64::INFINITY, in_pool).0 / self.rate_usd_min
         } else {
             0.0
         }
@@ -346,11 +355,12 @@ impl Policy {
     /// their rates; [`Policy::need`] says how the claims add up.
     fn level(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve, minutes: f64) -> f64 {
         let all = snap.running.iter().chain(std::iter::once(&candidate));
+        let in_pool = pool.utilization.is_none() && snap.live;
         if pool.utilization.is_none() && !snap.live {
-            return all.fold(0.0, |a, r| a + r.by(minutes).0);
+            return all.fold(0.0, |a, r| a + r.by(minutes, false).0);
         }
         let (typical, square) = all.fold((0.0, 0.0), |(t, q), r| {
-            let (high, typ) = r.by(minutes);
+            let (high, typ) = r.by(minutes, in_pool);
             let over = (high - typ).max(0.0);
             (t + typ, q + over * over)
         });
@@ -367,11 +377,12 @@ impl Policy {
     /// of the spending leaves and when every claim can have been spent; between those points
     /// it only rises. A claim without a known rate counts in full at once, as before.
     pub fn peak(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve) -> f64 {
+        let in_pool = pool.utilization.is_none() && snap.live;
         let horizon = snap
             .running
             .iter()
             .chain(std::iter::once(&candidate))
-            .fold(0.0_f64, |a, r| a.max(r.spent_within()));
+            .fold(0.0_f64, |a, r| a.max(r.spent_within(in_pool)));
         let mut left = 0.0;
         let mut peak = pool.spent_usd;
         for (t, usd) in &pool.leaves {
@@ -794,8 +805,26 @@ pub(super) mod tests {
             p.decide_for(&s, StepKind::Executor, fast),
             Decision::Wait { .. }
         ));
-        // A rate nobody knows counts in full at once.
+        // A rate nobody knows counts in full at once; so does a rate of zero (runs that cost
+        // nothing), which would otherwise hide the claim.
         assert!((p.peak(pool, &s, Reserve::fixed(5.0)) - 13.0).abs() < 1e-9);
+        let still = Reserve {
+            rate_usd_min: 0.0,
+            ..c
+        };
+        assert!((p.peak(pool, &s, still) - 13.0).abs() < 1e-9);
+        let mut free: Vec<Run> = (0..3)
+            .map(|i| {
+                let mut r = run(StepKind::Fixer, "p", 0.0, HOUR_MS + i, Outcome::Done);
+                r.started_ms = r.finished_ms - 20 * MINUTE_MS;
+                r
+            })
+            .collect();
+        free.push(run(StepKind::Fixer, "p", 1.0, HOUR_MS, Outcome::Miss));
+        assert!(
+            p.rate(&p.history(&free, StepKind::Fixer, None))
+                .is_infinite()
+        );
     }
 
     #[test]

@@ -39,8 +39,17 @@ pub async fn insert(c: &mut SqliteConnection, o: Observation) -> Result<()> {
     .bind(o.size_usd)
     .execute(&mut *c)
     .await?;
+    // A row or two a call: the proposal reads the last 20 of a pool, so the last few thousand
+    // are more than enough (by the key, cheap).
+    sqlx::query("DELETE FROM calibration WHERE id <= (SELECT MAX(id) FROM calibration) - ?")
+        .bind(KEEP)
+        .execute(&mut *c)
+        .await?;
     Ok(())
 }
+
+/// Observations kept.
+const KEEP: i64 = 5000;
 
 /// The pool's last `limit` observed sizes since `since_ms`, oldest first.
 ///

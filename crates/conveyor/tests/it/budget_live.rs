@@ -43,10 +43,16 @@ async fn a_running_steps_live_spend_shows_and_the_servers_utilisation_moves_the_
     // While the second call waits: the step has spent one call, and the API shows it.
     let budget = wait_for(120, "the step's live spend", || async {
         let b = c.budget().await.unwrap();
-        b.running
-            .first()
-            .is_some_and(|r| r.live_usd > 0.0 && r.step_n == 2)
-            .then_some(b)
+        // The CLI writes the call's `assistant` event before its `rate_limit_event`: both.
+        let calibrated = b
+            .pools
+            .iter()
+            .any(|p| p.kind == PoolKind::Window && p.calibration.is_some());
+        (calibrated
+            && b.running
+                .first()
+                .is_some_and(|r| r.live_usd > 0.0 && r.step_n == 2))
+        .then_some(b)
     })
     .await;
     let r = &budget.running[0];
