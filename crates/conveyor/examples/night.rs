@@ -20,8 +20,12 @@
 //!   policy's rule and packing with every step's true cost as its estimate (and no cap): a
 //!   feasible schedule, so a lower bound on the optimum, as the printed bound is an upper one.
 //!
-//! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--hours H] [--server]
-//! [--no-retry-floor]` (the last: attempts after a miss estimated by their kind alone), or
+//! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--first-seed N]
+//! [--hours H] [--server] [--live] [--no-retry-floor]` (`--live`: the running steps' spend so
+//! far, as the daemon meters it; `--no-retry-floor`: attempts after a miss estimated by their
+//! kind alone); diagnostics `--exact-running` (the running steps' true costs), `--size-hint
+//! SIGMA` (each step's cost known before it runs, off by a lognormal error of σ) and
+//! `--calibrate` (nights whose real limit differs from the threshold); or
 //! `… -- --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H]` to replay
 //! a night written down (`line,step,kind,cost_usd,minutes`; `docs/benchmarks.md` has the format).
 
@@ -57,6 +61,9 @@ struct Sees {
     live: bool,
     /// The running steps' true costs (what the live cost could tell at best; a diagnostic).
     exact_running: bool,
+    /// A size for each step before it runs, off its true cost by a lognormal error of this σ
+    /// (what a planner's own estimate of each step could give; a diagnostic).
+    size_hint: Option<f64>,
     /// An attempt after a miss is estimated at least at what the miss spent.
     retry_floor: bool,
 }
@@ -323,6 +330,7 @@ fn simulate(
         server,
         live,
         exact_running,
+        size_hint,
         retry_floor,
     } = sees;
     let Setup {
@@ -531,6 +539,20 @@ fn simulate(
             let kind = l.steps[l.next].kind;
             let reserve = if mode == Mode::Oracle {
                 Reserve::fixed(l.steps[l.next].cost)
+            } else if let Some(sigma) = size_hint {
+                let step_id = format!("{}/{}", l.project, l.next);
+                let base = policy.reserve_for(&snap.runs, kind, &l.project, Some(&step_id));
+                let mut rng = Rng(0x51_2E ^ ((i as u64) << 20) ^ l.next as u64);
+                let hint =
+                    l.steps[l.next].cost * (sigma * rng.normal() - sigma * sigma / 2.0).exp();
+                let m = 1.0 + cfg.margin;
+                let floor = policy.retry_floor(&snap.runs, &step_id);
+                let estimate = (hint * (1.2816 * sigma).exp() * m).max(floor);
+                Reserve {
+                    estimate_usd: estimate,
+                    typical_usd: (hint * m).min(estimate),
+                    ..base
+                }
             } else {
                 policy.reserve_for(
                     &snap.runs,
@@ -845,6 +867,7 @@ fn main() {
         server: false,
         live: false,
         exact_running: false,
+        size_hint: None,
         retry_floor: true,
     };
     let mut first_seed = 1u64;
@@ -863,7 +886,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--live] [--exact-running] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--live] [--exact-running] [--size-hint SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
         );
         std::process::exit(2);
     };
@@ -891,6 +914,7 @@ fn main() {
             "--server" => sees.server = true,
             "--live" => sees.live = true,
             "--exact-running" => sees.exact_running = true,
+            "--size-hint" => sees.size_hint = Some(number("--size-hint")),
             "--first-seed" => first_seed = value("--first-seed").parse().unwrap_or(first_seed),
             "--no-retry-floor" => sees.retry_floor = false,
             "--quantile" => cfg.estimate_quantile = value("--quantile").parse().unwrap_or(0.75),
