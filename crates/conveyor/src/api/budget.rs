@@ -18,7 +18,7 @@ pub fn router() -> Router<ApiState> {
 #[utoipa::path(get, operation_id = "get_budget", path = "/api/budget", responses((status = 200, body = Budget)))]
 async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
     let now = now_ms();
-    let snap = st.budget.snapshot(&st.store, now, &st.admitted()).await?;
+    let (snap, running) = st.budget.view(&st.store, now, &st.admitted()).await?;
     let policy = &st.budget.policy;
     let mut pools = Vec::new();
     for p in policy.pools(&snap) {
@@ -37,7 +37,6 @@ async fn budget(State(st): State<AppState>) -> Result<Json<Budget>, ApiError> {
             calibration,
         });
     }
-    let running = st.budget.running_steps(&st.store, &snap.runs).await?;
     let kinds = StepKind::ALL
         .iter()
         .copied()

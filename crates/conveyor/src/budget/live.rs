@@ -132,14 +132,21 @@ impl Tokens {
     }
 }
 
-/// The usage of one run's messages so far.
+/// The usage of one run's messages so far, by message id.
 #[derive(Debug, Clone, Default)]
 pub struct Meter {
-    /// By message id: its model and tokens.
-    messages: HashMap<String, (String, Tokens)>,
-    /// By message id: the hashes of its blocks seen so far (an event per content block; a
-    /// block seen again is not counted again) and their characters.
-    text: HashMap<String, (std::collections::HashSet<u64>, usize)>,
+    messages: HashMap<String, Message>,
+}
+
+/// One message as its events have shown it.
+#[derive(Debug, Clone, Default)]
+struct Message {
+    model: String,
+    tokens: Tokens,
+    /// The hashes of its blocks seen so far (an event per content block; a block seen again
+    /// is not counted again), and their characters.
+    blocks: std::collections::HashSet<u64>,
+    chars: usize,
 }
 
 impl Meter {
@@ -154,51 +161,51 @@ impl Meter {
         let Some(id) = m.get("id").and_then(serde_json::Value::as_str) else {
             return false;
         };
-        let model = m
-            .get("model")
-            .and_then(serde_json::Value::as_str)
-            .unwrap_or("")
-            .to_string();
         let u = m.get("usage");
         let field = |k: &str| {
             u.and_then(|u| u.get(k))
                 .and_then(serde_json::Value::as_u64)
                 .unwrap_or(0)
         };
+        let msg = self
+            .messages
+            .entry(id.to_string())
+            .or_insert_with(|| Message {
+                model: m
+                    .get("model")
+                    .and_then(serde_json::Value::as_str)
+                    .unwrap_or("")
+                    .to_string(),
+                ..Message::default()
+            });
         // The blocks this event carries, each counted once per message.
-        let (seen, chars) = self.text.entry(id.to_string()).or_default();
         if let Some(blocks) = m.get("content").and_then(serde_json::Value::as_array) {
             for b in blocks {
                 use std::hash::{Hash, Hasher};
                 let mut h = std::collections::hash_map::DefaultHasher::new();
                 b.to_string().hash(&mut h);
-                if seen.insert(h.finish()) {
-                    *chars += block_chars(b);
+                if msg.blocks.insert(h.finish()) {
+                    msg.chars += block_chars(b);
                 }
             }
         }
-        let chars = *chars;
         let reported = Tokens {
             input: field("input_tokens"),
-            output: field("output_tokens").max((chars / CHARS_PER_TOKEN) as u64),
+            output: field("output_tokens").max((msg.chars / CHARS_PER_TOKEN) as u64),
             cache_read: field("cache_read_input_tokens"),
             cache_write: field("cache_creation_input_tokens"),
         };
-        let entry = self
-            .messages
-            .entry(id.to_string())
-            .or_insert_with(|| (model, Tokens::default()));
-        let before = entry.1;
-        entry.1 = before.max(reported);
-        entry.1 != before
+        let before = msg.tokens;
+        msg.tokens = before.max(reported);
+        msg.tokens != before
     }
 
     /// Tokens per model over every message so far.
     pub fn tokens(&self) -> BTreeMap<String, Tokens> {
         let mut out: BTreeMap<String, Tokens> = BTreeMap::new();
-        for (model, t) in self.messages.values() {
-            let e = out.entry(model.clone()).or_default();
-            *e = e.add(*t);
+        for m in self.messages.values() {
+            let e = out.entry(m.model.clone()).or_default();
+            *e = e.add(m.tokens);
         }
         out
     }
@@ -255,10 +262,6 @@ impl Live {
     }
     pub fn get(&self, run: i64) -> f64 {
         self.lock().get(&run).copied().unwrap_or(0.0)
-    }
-    /// Every run's live cost.
-    pub fn total(&self) -> f64 {
-        self.lock().values().fold(0.0, |a, v| a + v)
     }
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<i64, f64>> {
         self.by_run
@@ -388,9 +391,8 @@ mod tests {
         l.set(1, 0.5);
         l.set(2, 0.25);
         l.set(1, 0.75);
-        assert_eq!((l.get(1), l.get(3)), (0.75, 0.0));
-        assert!((l.total() - 1.0).abs() < 1e-12);
+        assert_eq!((l.get(1), l.get(2), l.get(3)), (0.75, 0.25, 0.0));
         l.remove(1);
-        assert!((l.total() - 0.25).abs() < 1e-12);
+        assert_eq!((l.get(1), l.get(2)), (0.0, 0.25));
     }
 }

@@ -86,32 +86,6 @@ impl Budget {
         Ok(calibration::propose(&sizes))
     }
 
-    /// The steps running now with their claims, as `snapshot` counts them (`runs`: its
-    /// history).
-    ///
-    /// # Errors
-    /// Database errors.
-    pub async fn running_steps(&self, db: &Store, runs: &[Run]) -> Result<Vec<RunningStep>> {
-        Ok(store::runs::claims(&mut *db.conn().await?)
-            .await?
-            .into_iter()
-            .map(|c| {
-                let live = self.live.get(c.run_id);
-                let r = self
-                    .policy
-                    .running(runs, c.kind, &c.project_id, c.estimate_usd, live);
-                RunningStep {
-                    line_id: c.line_id,
-                    step_n: c.step_n,
-                    kind: c.kind,
-                    estimate_usd: c.estimate_usd,
-                    live_usd: live,
-                    claim_usd: r.estimate_usd,
-                }
-            })
-            .collect())
-    }
-
     /// Records what a `rate_limit_event` says of the pools' size: for each window it gives a
     /// utilisation of (five hours: the rolling window; seven days: the weekly pool), our own
     /// spending in that window now — the runs that ended since it began (its reset less its
@@ -175,6 +149,20 @@ impl Budget {
         now_ms: i64,
         admitted: &HashMap<String, f64>,
     ) -> Result<Snapshot> {
+        Ok(self.view(db, now_ms, admitted).await?.0)
+    }
+
+    /// [`Budget::snapshot`], and every step running now with its claim as the snapshot counts
+    /// it (`GET /api/budget`), from the same read.
+    ///
+    /// # Errors
+    /// Database errors.
+    pub async fn view(
+        &self,
+        db: &Store,
+        now_ms: i64,
+        admitted: &HashMap<String, f64>,
+    ) -> Result<(Snapshot, Vec<RunningStep>)> {
         // The longest pool: the monthly credit (at most 31 days) or the week.
         let since = now_ms - 32 * policy::DAY_MS;
         let runs: Vec<Run> = store::runs::history(&mut *db.conn().await?, since, HISTORY_ROWS)
@@ -190,27 +178,33 @@ impl Budget {
                 outcome: Outcome::of(r.outcome.as_str()),
             })
             .collect();
-        let mut running: Vec<Reserve> = store::runs::claims(&mut *db.conn().await?)
-            .await?
-            .into_iter()
-            .filter(|c| !admitted.contains_key(&c.line_id))
-            .map(|c| {
-                self.policy.running(
-                    &runs,
-                    c.kind,
-                    &c.project_id,
-                    c.estimate_usd,
-                    self.live.get(c.run_id),
-                )
-            })
-            .collect();
+        let mut running: Vec<Reserve> = Vec::new();
+        let mut steps: Vec<RunningStep> = Vec::new();
+        for c in store::runs::claims(&mut *db.conn().await?).await? {
+            let live = self.live.get(c.run_id);
+            let r = self
+                .policy
+                .running(&runs, c.kind, &c.project_id, c.estimate_usd, live);
+            // An admitted line's recorded run counts by its admitted estimate (below).
+            if !admitted.contains_key(&c.line_id) {
+                running.push(r);
+            }
+            steps.push(RunningStep {
+                line_id: c.line_id,
+                step_n: c.step_n,
+                kind: c.kind,
+                estimate_usd: c.estimate_usd,
+                live_usd: live,
+                claim_usd: r.estimate_usd,
+            });
+        }
         // Admitted lines whose run is not recorded yet: by their estimate alone.
         running.extend(admitted.values().map(|e| Reserve::fixed(*e)));
         let server = store::rate_limits::last(&mut *db.conn().await?)
             .await?
             .map(server_view);
         let window_calibration = self.calibration(db, PoolKind::Window, now_ms).await?;
-        Ok(Snapshot {
+        let snap = Snapshot {
             now_ms,
             runs,
             running,
@@ -218,7 +212,8 @@ impl Budget {
             window_calibration,
             server,
             park_until: store::account::park_until(&mut *db.conn().await?).await?,
-        })
+        };
+        Ok((snap, steps))
     }
 }
 
@@ -262,19 +257,9 @@ fn server_view(row: store::rate_limits::RateLimitRow) -> ServerView {
         utilization: util,
         raw,
     } = row;
-    let v: serde_json::Value = serde_json::from_str(&raw).unwrap_or_default();
-    let info = v.get("rate_limit_info").unwrap_or(&v);
-    let windows = info.get("unifiedWindows");
-    let window = |key: &str| -> Option<ServerWindow> {
-        let from_raw = windows.and_then(|w| w.get(key)).and_then(|w| {
-            Some(ServerWindow {
-                utilization: w.get("utilization")?.as_f64()?,
-                resets_at_ms: w
-                    .get("resetsAt")
-                    .and_then(serde_json::Value::as_i64)
-                    .map(|s| s * 1000),
-            })
-        });
+    let windows = server_windows(&raw);
+    let window = |pool: PoolKind, key: &str| -> Option<ServerWindow> {
+        let from_raw = windows.iter().find(|(p, _)| *p == pool).map(|(_, w)| *w);
         from_raw.or_else(|| {
             (limit_type.as_deref() == Some(key))
                 .then_some(())
@@ -289,8 +274,8 @@ fn server_view(row: store::rate_limits::RateLimitRow) -> ServerView {
         observed_ms: at,
         rejected: status == "rejected",
         resets_at_ms: resets.map(|s| s * 1000),
-        window: window("five_hour"),
-        weekly: window("seven_day"),
+        window: window(PoolKind::Window, "five_hour"),
+        weekly: window(PoolKind::Weekly, "seven_day"),
     }
 }
 
@@ -411,10 +396,9 @@ mod tests {
         let step = crate::store::testing::step(&store, &line, StepKind::Executor).await;
         let r = testing::run(&store, &step.id, &line).await;
         b.live.set(r, 4.0);
-        let s = b.snapshot(&store, NOW, &HashMap::new()).await.unwrap();
+        let (s, running) = b.view(&store, NOW, &HashMap::new()).await.unwrap();
         assert_eq!(s.running[0].live_usd, 4.0);
         assert!(s.live);
-        let running = b.running_steps(&store, &s.runs).await.unwrap();
         assert_eq!(
             (running[0].live_usd, i64::from(running[0].step_n)),
             (4.0, step.n)

@@ -138,7 +138,7 @@ pub(super) async fn record_run_end(
 }
 
 /// Records what a run reports while it goes (pid, session start, rate-limit events, its live
-/// cost).
+/// cost). A failure is logged: the run goes on.
 async fn record_signal(
     db: &store::Store,
     budget: &Budget,
@@ -147,41 +147,36 @@ async fn record_signal(
     line_id: &str,
     sig: claude::Signal,
 ) {
-    if let Err(e) = try_record_signal(db, budget, now_ms, run_id, line_id, sig).await {
-        tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
+    let recorded: Result<()> = async {
+        match sig {
+            claude::Signal::Started(pid) => {
+                runs::set_pid(&mut *db.conn().await?, run_id, pid).await
+            }
+            claude::Signal::Init => runs::saw_init(&mut *db.conn().await?, run_id, line_id).await,
+            claude::Signal::Usage(tokens) => {
+                budget.live.set(run_id, budget.prices.cost(&tokens));
+                Ok(())
+            }
+            claude::Signal::RateLimit(info) => {
+                store::rate_limits::insert(
+                    &mut *db.conn().await?,
+                    Some(run_id),
+                    store::rate_limits::NewRateLimit {
+                        status: &info.status,
+                        resets_at: info.resets_at,
+                        limit_type: info.rate_limit_type.as_deref(),
+                        utilization: info.utilization(),
+                        raw: &info.raw,
+                    },
+                )
+                .await?;
+                let windows = crate::budget::server_windows(&info.raw);
+                budget.observe(db, now_ms, Some(run_id), &windows).await
+            }
+        }
     }
-}
-
-async fn try_record_signal(
-    db: &store::Store,
-    budget: &Budget,
-    now_ms: i64,
-    run_id: i64,
-    line_id: &str,
-    sig: claude::Signal,
-) -> Result<()> {
-    match sig {
-        claude::Signal::Started(pid) => runs::set_pid(&mut *db.conn().await?, run_id, pid).await,
-        claude::Signal::Init => runs::saw_init(&mut *db.conn().await?, run_id, line_id).await,
-        claude::Signal::Usage(tokens) => {
-            budget.live.set(run_id, budget.prices.cost(&tokens));
-            Ok(())
-        }
-        claude::Signal::RateLimit(info) => {
-            store::rate_limits::insert(
-                &mut *db.conn().await?,
-                Some(run_id),
-                store::rate_limits::NewRateLimit {
-                    status: &info.status,
-                    resets_at: info.resets_at,
-                    limit_type: info.rate_limit_type.as_deref(),
-                    utilization: info.utilization(),
-                    raw: &info.raw,
-                },
-            )
-            .await?;
-            let windows = crate::budget::server_windows(&info.raw);
-            budget.observe(db, now_ms, Some(run_id), &windows).await
-        }
+    .await;
+    if let Err(e) = recorded {
+        tracing::warn!(run = run_id, error = %e, "recording a run signal failed");
     }
 }
