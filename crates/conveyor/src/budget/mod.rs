@@ -6,6 +6,7 @@
 //! last `rate_limit_event` and the account's park.
 
 pub mod calibration;
+mod claim;
 mod estimate;
 mod live;
 pub mod policy;
@@ -17,11 +18,10 @@ use std::sync::Arc;
 
 use conveyor_api::{Calibration, PoolKind, RunningStep};
 
+pub use claim::Reserve;
 pub use estimate::{Estimate, History, quantile};
 pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
-pub use policy::{
-    Decision, Outcome, Policy, Pool, Reserve, Run, ServerView, ServerWindow, Snapshot,
-};
+pub use policy::{Decision, Outcome, Policy, Pool, Run, ServerView, ServerWindow, Snapshot};
 pub use report::render;
 
 use crate::Result;

@@ -1,0 +1,432 @@
+//! A step's claim on the pools: what a candidate is admitted at, what a running step is
+//! counted for as it spends, and how the claims add up over time against the spending that
+//! leaves a rolling pool ([`Policy::peak`], what admission checks).
+
+use conveyor_api::StepKind;
+
+use super::estimate::quantile;
+use super::policy::{MINUTE_MS, Policy, Run, Snapshot};
+use super::pool::Pool;
+
+/// A running step's claim rests on the samples that cost at least its spend so far while
+/// there are this many of them ([`Policy::running`]).
+const LIVE_MIN_SAMPLES: usize = 3;
+/// Past its history, a running step is claimed at this multiple of its spend...
+const PAST_HISTORY_HIGH: f64 = 2.0;
+/// ...and typically costs this multiple.
+const PAST_HISTORY_TYPICAL: f64 = 1.5;
+
+/// A running (or candidate) step's claim on the pools.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reserve {
+    /// Its estimate: what it is admitted with and capped by.
+    pub estimate_usd: f64,
+    /// What a step like it typically costs: the median of the same history × (1 + margin),
+    /// never above the estimate.
+    pub typical_usd: f64,
+    /// What it has spent so far (a running step's live cost; 0 for a candidate). Both figures
+    /// above are the whole step's and never below it.
+    pub live_usd: f64,
+    /// The fastest it is expected to spend, USD a minute (infinite when unknown: then its
+    /// whole claim counts at once).
+    pub rate_usd_min: f64,
+}
+
+impl Reserve {
+    /// A claim known only by its estimate.
+    pub fn fixed(usd: f64) -> Reserve {
+        Reserve {
+            estimate_usd: usd,
+            typical_usd: usd,
+            live_usd: 0.0,
+            rate_usd_min: f64::INFINITY,
+        }
+    }
+
+    /// What is still to come of the claim and of the typical cost by `minutes` from now, at
+    /// most its rate; `in_pool`: the pool's count holds the step's spend so far (our own count
+    /// with live costs), so only the rest is claimed. The server's count holds it only up to
+    /// its event, and a claim there is counted whole, as it was admitted.
+    fn by(&self, minutes: f64, in_pool: bool) -> (f64, f64) {
+        let spent = if in_pool { self.live_usd } else { 0.0 };
+        let high = (self.estimate_usd - spent).max(0.0);
+        let typical = (self.typical_usd - spent).max(0.0);
+        let most = if self.rate_known() {
+            self.rate_usd_min * minutes
+        } else {
+            f64::INFINITY
+        };
+        (high.min(most), typical.min(most))
+    }
+
+    /// A rate to spread the claim over: finite and above zero (a kind whose runs all cost
+    /// nothing must not make its claims invisible).
+    fn rate_known(&self) -> bool {
+        self.rate_usd_min.is_finite() && self.rate_usd_min > 0.0
+    }
+
+    /// Minutes until the whole claim can have been spent at its rate.
+    fn spent_within(&self, in_pool: bool) -> f64 {
+        if self.rate_known() {
+            self.by(f64::INFINITY, in_pool).0 / self.rate_usd_min
+        } else {
+            0.0
+        }
+    }
+}
+
+impl Policy {
+    /// The claim of a step of `kind` in `project` (`step`: its id, when it exists).
+    pub fn reserve_for(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        step: Option<&str>,
+    ) -> Reserve {
+        let floor = step.map_or(0.0, |s| self.retry_floor(runs, s));
+        let est = self.estimate(runs, kind, Some(project)).usd.max(floor);
+        self.reserve(runs, kind, project, est, floor)
+    }
+
+    /// The claim of a step with this estimate: its typical cost is the median of the history
+    /// its estimate rests on × (1 + margin) (at least `floor`, at most the estimate).
+    pub fn reserve(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        estimate_usd: f64,
+        floor: f64,
+    ) -> Reserve {
+        let e = self.estimate(runs, kind, Some(project));
+        let typical = e
+            .median
+            .map_or(estimate_usd, |m| (m * (1.0 + self.cfg.margin)).max(floor));
+        Reserve {
+            estimate_usd,
+            typical_usd: typical.min(estimate_usd),
+            live_usd: 0.0,
+            rate_usd_min: self.rate(&self.history(runs, kind, Some(project))),
+        }
+    }
+
+    /// The claim of a running step admitted with `estimate_usd` that has spent `live_usd` so
+    /// far: what steps of its kind that spent at least as much went on to cost.
+    ///
+    /// A step's cost is known only when it ends; while it runs, its spend so far says which
+    /// part of its kind's history it belongs to. Of the samples its estimate rests on, those
+    /// that cost at least `live_usd` are the steps that were still running at this point, and
+    /// their `estimate_quantile` (× 1 + margin, × the misses' raise) and median (× 1 + margin)
+    /// are this step's claim and typical cost: a step past the small mode of a bimodal kind
+    /// is claimed as a large one, and one deep in a heavy tail is claimed at the tail's
+    /// quantile, not at the estimate it has outrun. Beyond all but a few samples, history says
+    /// nothing more, and a step that has run that long is not assumed to stop now: it is
+    /// claimed at twice its spend (typically one and a half times). Neither figure falls below
+    /// the admitted claim, nor below the spend itself.
+    pub fn running(
+        &self,
+        runs: &[Run],
+        kind: StepKind,
+        project: &str,
+        estimate_usd: f64,
+        live_usd: f64,
+    ) -> Reserve {
+        let admitted = self.reserve(runs, kind, project, estimate_usd, 0.0);
+        let live = live_usd.max(0.0);
+        if live <= 0.0 {
+            return admitted;
+        }
+        let h = self.history(runs, kind, Some(project));
+        let start = h.samples.partition_point(|s| *s < live);
+        let above = &h.samples[start..];
+        let m = 1.0 + self.cfg.margin;
+        let (high, typical) = if above.len() >= LIVE_MIN_SAMPLES {
+            (
+                quantile(above, self.cfg.estimate_quantile) * m * self.raise(h.misses),
+                quantile(above, 0.5) * m,
+            )
+        } else {
+            (live * PAST_HISTORY_HIGH, live * PAST_HISTORY_TYPICAL)
+        };
+        let estimate = admitted.estimate_usd.max(high).max(live);
+        Reserve {
+            estimate_usd: estimate,
+            typical_usd: admitted.typical_usd.max(typical).max(live).min(estimate),
+            live_usd: live,
+            rate_usd_min: admitted.rate_usd_min,
+        }
+    }
+
+    /// What the running steps and a candidate claim of `pool` from now on, all at once (the
+    /// wait's reckoning; admission looks at [`Policy::peak`]). Without the server's word or
+    /// the running steps' spend so far, the sum of their estimates: nothing else guards
+    /// against a step running over its typical cost. With either, the pool's count already
+    /// holds what the running steps have spent, so each claim's margin over a typical step
+    /// need not be reserved in full for every step at once: the typical costs plus the root
+    /// of the sum of the squared margins (the margins of independent steps add up like
+    /// deviations, and a step running over its typical cost shows in the next count, and in
+    /// its own claim, [`Policy::running`]).
+    pub fn need(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve) -> f64 {
+        self.level(pool, snap, candidate, f64::INFINITY)
+    }
+
+    /// What the running steps and `candidate` claim of `pool` by `minutes` from now, at most
+    /// their rates; [`Policy::need`] says how the claims add up.
+    fn level(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve, minutes: f64) -> f64 {
+        let all = snap.running.iter().chain(std::iter::once(&candidate));
+        let in_pool = pool.utilization.is_none() && snap.live;
+        if pool.utilization.is_none() && !snap.live {
+            return all.fold(0.0, |a, r| a + r.by(minutes, false).0);
+        }
+        let (typical, square) = all.fold((0.0, 0.0), |(t, q), r| {
+            let (high, typ) = r.by(minutes, in_pool);
+            let over = (high - typ).max(0.0);
+            (t + typ, q + over * over)
+        });
+        typical + f64::sqrt(square)
+    }
+
+    /// The highest `pool` is expected to stand from now on if `candidate` starts beside the
+    /// running steps: what is spent in it, plus what the steps have still to spend by each
+    /// moment (at most their rates allow), less what has left the pool by then.
+    ///
+    /// Spending leaves a rolling pool as it ages past the span, while a step spends over its
+    /// run, not at its start; counting every claim in full at once reserves room that older
+    /// spending frees before the step can use it. The level is checked just before each part
+    /// of the spending leaves and when every claim can have been spent; between those points
+    /// it only rises. A claim without a known rate counts in full at once, as before.
+    pub fn peak(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve) -> f64 {
+        let in_pool = pool.utilization.is_none() && snap.live;
+        let horizon = snap
+            .running
+            .iter()
+            .chain(std::iter::once(&candidate))
+            .fold(0.0_f64, |a, r| a.max(r.spent_within(in_pool)));
+        let mut left = 0.0;
+        let mut peak = pool.spent_usd;
+        for (t, usd) in &pool.leaves {
+            #[allow(clippy::cast_precision_loss)]
+            let at = (t - snap.now_ms) as f64 / MINUTE_MS as f64;
+            if at > horizon {
+                break;
+            }
+            if at > 0.0 {
+                peak = peak.max(pool.spent_usd - left + self.level(pool, snap, candidate, at));
+            }
+            left += usd;
+        }
+        peak.max(pool.spent_usd - left + self.level(pool, snap, candidate, horizon))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::policy::tests::{NOW, cfg, done, run, snap, wait};
+    use super::super::policy::{Decision, HOUR_MS, Outcome, ServerView, ServerWindow};
+    use super::*;
+    use crate::config::BudgetConfig;
+
+    #[test]
+    fn with_the_servers_count_the_running_margins_add_up_as_deviations() {
+        let p = Policy::new(cfg());
+        let claim = Reserve {
+            typical_usd: 1.0,
+            ..Reserve::fixed(3.0)
+        };
+        // Our own count: 2 spent; two steps running, each estimated at 3 (typically 1).
+        let mut s = snap(vec![done(2.0, 10 * MINUTE_MS)]);
+        s.running = vec![claim, claim];
+        // By our count, the sum of the estimates: 2 + 3 + 3 + 3 > 10.
+        let (_, reason) = wait(&p.decide_for(&s, StepKind::Executor, claim));
+        assert!(reason.contains("$6.0000 running"), "{reason}");
+        // The server says 20% (the running steps' accrual included): 2 + 3 × 1 + √(3 × 2²)
+        // = 8.46 ≤ 10.
+        s.server = Some(ServerView {
+            observed_ms: NOW,
+            window: Some(ServerWindow {
+                utilization: 0.2,
+                resets_at_ms: None,
+            }),
+            ..ServerView::default()
+        });
+        let pool = &p.pools(&s)[0];
+        let need = p.need(pool, &s, claim);
+        assert!((need - (3.0 + 12f64.sqrt())).abs() < 1e-9, "{need}");
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, claim),
+            Decision::Start { estimate_usd: 3.0 }
+        );
+        // Claims known only by their estimate are summed either way.
+        let fixed = Snapshot {
+            running: vec![Reserve::fixed(3.0), Reserve::fixed(3.0)],
+            ..s.clone()
+        };
+        assert!((p.need(pool, &fixed, Reserve::fixed(3.0)) - 9.0).abs() < 1e-9);
+        // `admit` pushes the started step's claim: one executor run of history, so the cold
+        // start, 2, typically too (2 + 1 + 1 + 2 + √8 ≤ 10).
+        assert!(matches!(
+            p.admit(&mut s, StepKind::Executor, "p", None),
+            Decision::Start { .. }
+        ));
+        assert_eq!(s.running[2], Reserve::fixed(2.0));
+        assert_eq!(s.running.len(), 3);
+    }
+
+    #[test]
+    fn a_claims_typical_cost_is_the_median_with_the_margin_below_the_estimate() {
+        let p = Policy::new(BudgetConfig {
+            margin: 0.1,
+            ..cfg()
+        });
+        let runs: Vec<Run> = [1.0, 1.0, 1.0, 1.0, 5.0]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| done(*c, HOUR_MS + i64::try_from(i).unwrap()))
+            .collect();
+        let r = p.reserve_for(&runs, StepKind::Executor, "p", None);
+        // p90 of the five: 3.4; the median: 1.
+        assert!((r.estimate_usd - 3.4 * 1.1).abs() < 1e-9, "{r:?}");
+        assert!((r.typical_usd - 1.1).abs() < 1e-9, "{r:?}");
+        // After a miss of 4, the step's claim is at least 4 × 1.1, typically too.
+        let mut runs = runs;
+        runs.push(Run {
+            step_id: "x".into(),
+            ..run(StepKind::Executor, "p", 4.0, HOUR_MS - 1, Outcome::Miss)
+        });
+        let r = p.reserve_for(&runs, StepKind::Executor, "p", Some("x"));
+        assert!((r.typical_usd - 4.4).abs() < 1e-9, "{r:?}");
+        assert!(r.estimate_usd >= r.typical_usd);
+        // No history: the cold start (× 1.1), typically too.
+        let r = p.reserve_for(&[], StepKind::Executor, "p", None);
+        assert_eq!(r, Reserve::fixed(2.0 * 1.1));
+    }
+
+    /// Five steps of the kind cost 1 and five cost 4 (a bimodal kind), each over `minutes`.
+    fn bimodal(minutes: i64) -> Vec<Run> {
+        (0..10)
+            .map(|i| {
+                let mut r = done(if i % 2 == 0 { 1.0 } else { 4.0 }, HOUR_MS + i * MINUTE_MS);
+                r.started_ms = r.finished_ms - minutes * MINUTE_MS;
+                r
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_running_step_is_claimed_as_the_steps_that_spent_as_much_went_on_to_cost() {
+        let p = Policy::new(cfg());
+        let runs = snap(bimodal(10)).runs;
+        let admitted = p.reserve_for(&runs, StepKind::Executor, "p", None);
+        // p90 of 1,1,1,1,1,4,4,4,4,4 is 4; the median 2.5.
+        assert_eq!((admitted.estimate_usd, admitted.typical_usd), (4.0, 2.5));
+        // Nothing spent yet: the admitted claim.
+        assert_eq!(
+            p.running(&runs, StepKind::Executor, "p", 4.0, 0.0),
+            admitted
+        );
+        // Below the small mode: still either.
+        let r = p.running(&runs, StepKind::Executor, "p", 4.0, 0.5);
+        assert_eq!((r.estimate_usd, r.typical_usd, r.live_usd), (4.0, 2.5, 0.5));
+        // Past the small mode it is a large one: typically 4, not 2.5.
+        let r = p.running(&runs, StepKind::Executor, "p", 4.0, 1.5);
+        assert_eq!((r.estimate_usd, r.typical_usd), (4.0, 4.0));
+        // Past everything history knows, it is not assumed to stop now: twice its spend.
+        let r = p.running(&runs, StepKind::Executor, "p", 4.0, 5.0);
+        assert_eq!((r.estimate_usd, r.typical_usd), (10.0, 7.5));
+        // Never below the estimate it was admitted at.
+        let r = p.running(&runs, StepKind::Executor, "p", 6.0, 1.5);
+        assert_eq!(r.estimate_usd, 6.0);
+    }
+
+    #[test]
+    fn by_our_own_count_the_pool_holds_what_running_steps_have_spent() {
+        let p = Policy::new(cfg());
+        let mut s = snap(vec![done(2.0, 10 * MINUTE_MS)]);
+        s.live = true;
+        s.running = vec![Reserve {
+            live_usd: 1.5,
+            ..Reserve::fixed(3.0)
+        }];
+        let pool = &p.pools(&s)[0];
+        assert!((pool.spent_usd - 3.5).abs() < 1e-9, "{pool:?}");
+        // What the step still claims is what its claim has not spent yet: 3.5 + 1.5 + 5 ≤ 10.
+        assert!((p.need(pool, &s, Reserve::fixed(5.0)) - 6.5).abs() < 1e-9);
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, Reserve::fixed(5.0)),
+            Decision::Start { estimate_usd: 5.0 }
+        );
+        // The server's word already holds it: not counted twice.
+        s.server = Some(ServerView {
+            observed_ms: NOW,
+            window: Some(ServerWindow {
+                utilization: 0.35,
+                resets_at_ms: None,
+            }),
+            ..ServerView::default()
+        });
+        assert!((p.pools(&s)[0].spent_usd - 3.5).abs() < 1e-9);
+    }
+
+    #[test]
+    fn spending_that_leaves_while_a_step_runs_makes_room_for_it() {
+        let p = Policy::new(cfg());
+        // Three executors of $5 over 20 minutes: a rate of $0.25 a minute.
+        let mut runs: Vec<Run> = (0..3)
+            .map(|i| {
+                let mut r = done(5.0, 2 * HOUR_MS + i * MINUTE_MS);
+                r.started_ms = r.finished_ms - 20 * MINUTE_MS;
+                r
+            })
+            .collect();
+        // $8 of a planner that ended 55 minutes ago: it leaves the hour's window in 5.
+        runs.push(run(
+            StepKind::Planner,
+            "p",
+            8.0,
+            55 * MINUTE_MS,
+            Outcome::Done,
+        ));
+        let s = snap(runs);
+        let c = p.reserve_for(&s.runs, StepKind::Executor, "p", None);
+        assert_eq!(c.estimate_usd, 5.0);
+        assert!((c.rate_usd_min - 0.25).abs() < 1e-9, "{c:?}");
+        // All at once it is 8 + 5 > 10; at its rate it has spent $1.25 when the $8 leaves.
+        let pool = &p.pools(&s)[0];
+        assert!((p.peak(pool, &s, c) - 9.25).abs() < 1e-9);
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, c),
+            Decision::Start { estimate_usd: 5.0 }
+        );
+        // Twice as fast, it would reach 10.5 first: it waits.
+        let fast = Reserve {
+            rate_usd_min: 0.5,
+            ..c
+        };
+        assert!((p.peak(pool, &s, fast) - 10.5).abs() < 1e-9);
+        assert!(matches!(
+            p.decide_for(&s, StepKind::Executor, fast),
+            Decision::Wait { .. }
+        ));
+        // A rate nobody knows counts in full at once; so does a rate of zero (runs that cost
+        // nothing), which would otherwise hide the claim.
+        assert!((p.peak(pool, &s, Reserve::fixed(5.0)) - 13.0).abs() < 1e-9);
+        let still = Reserve {
+            rate_usd_min: 0.0,
+            ..c
+        };
+        assert!((p.peak(pool, &s, still) - 13.0).abs() < 1e-9);
+        let mut free: Vec<Run> = (0..3)
+            .map(|i| {
+                let mut r = run(StepKind::Fixer, "p", 0.0, HOUR_MS + i, Outcome::Done);
+                r.started_ms = r.finished_ms - 20 * MINUTE_MS;
+                r
+            })
+            .collect();
+        free.push(run(StepKind::Fixer, "p", 1.0, HOUR_MS, Outcome::Miss));
+        assert!(
+            p.rate(&p.history(&free, StepKind::Fixer, None))
+                .is_infinite()
+        );
+    }
+}
