@@ -32,9 +32,17 @@
 // A command-line report: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod calibrate;
+mod synthetic;
+mod trace;
+
 use conveyor::budget::{Decision, Outcome, Policy, Reserve, Run, Snapshot, calibration};
 use conveyor::config::{BudgetConfig, Threshold};
 use conveyor_api::StepKind;
+
+use calibrate::calibration_table;
+use synthetic::{Dist, Rng, trace};
+use trace::read_trace;
 
 const MIN_MS: i64 = 60_000;
 const SLOTS: usize = 3;
@@ -71,73 +79,6 @@ struct Sees {
 /// Cap misses of one step before its line is left for Anton (as the daemon does).
 const CAP_MISSES: u32 = 3;
 
-/// SplitMix64: small, seeded, good enough for synthetic traces.
-struct Rng(u64);
-
-impl Rng {
-    fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    /// Uniform in (0, 1).
-    #[allow(clippy::cast_precision_loss)]
-    fn f64(&mut self) -> f64 {
-        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
-    }
-    fn range(&mut self, lo: f64, hi: f64) -> f64 {
-        lo + (hi - lo) * self.f64()
-    }
-    fn normal(&mut self) -> f64 {
-        let (u, v) = (self.f64(), self.f64());
-        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
-    }
-    /// A lognormal with mean 1.
-    fn lognormal(&mut self, sigma: f64) -> f64 {
-        (sigma * self.normal() - sigma * sigma / 2.0).exp()
-    }
-}
-
-/// The shape of step costs around a kind's mean (each has mean 1).
-#[derive(Debug, Clone, Copy)]
-enum Dist {
-    /// Lognormal, σ = 0.5: the usual spread.
-    Lognormal,
-    /// Lognormal, σ = 1.0: a heavy tail (subagent storms).
-    Heavy,
-    /// Three steps in four small (0.4), one large (2.8).
-    Bimodal,
-    /// Uniform on [0.2, 1.8].
-    Uniform,
-}
-
-impl Dist {
-    fn name(self) -> &'static str {
-        match self {
-            Dist::Lognormal => "lognormal σ0.5",
-            Dist::Heavy => "heavy σ1.0",
-            Dist::Bimodal => "bimodal",
-            Dist::Uniform => "uniform",
-        }
-    }
-    fn draw(self, rng: &mut Rng) -> f64 {
-        match self {
-            Dist::Lognormal => rng.lognormal(0.5),
-            Dist::Heavy => rng.lognormal(1.0),
-            Dist::Bimodal => {
-                if rng.f64() < 0.75 {
-                    0.4
-                } else {
-                    2.8
-                }
-            }
-            Dist::Uniform => rng.range(0.2, 1.8),
-        }
-    }
-}
-
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
     Policy,
@@ -156,15 +97,6 @@ impl Mode {
             Mode::Fcfs => "fcfs",
             Mode::Oracle => "oracle",
         }
-    }
-}
-
-fn kind_mean(kind: StepKind) -> f64 {
-    match kind {
-        StepKind::Planner => 0.6,
-        StepKind::Executor => 2.0,
-        StepKind::Reviewer => 0.5,
-        _ => 1.0,
     }
 }
 
@@ -201,73 +133,6 @@ struct Trace {
     history: Vec<Run>,
     demand: f64,
     max_rate: f64,
-}
-
-fn trace(dist: Dist, seed: u64) -> Trace {
-    let mut rng = Rng(seed);
-    let mut lines = Vec::new();
-    let mut history = Vec::new();
-    let mut max_rate: f64 = 0.0;
-    let mut step = |rng: &mut Rng, kind: StepKind, scale: f64| {
-        let cost = kind_mean(kind) * scale * dist.draw(rng);
-        // $0.08 a minute, ±30%.
-        let rate = 0.08 * rng.range(0.7, 1.3);
-        max_rate = max_rate.max(rate);
-        #[allow(clippy::cast_possible_truncation)]
-        let minutes = ((cost / rate).round() as i64).max(2);
-        Step {
-            kind,
-            cost,
-            minutes,
-        }
-    };
-    for i in 0..LINES {
-        let project = format!("p{i}");
-        let scale = rng.range(0.6, 1.6);
-        let mut kinds = vec![StepKind::Planner];
-        kinds.extend(std::iter::repeat_n(StepKind::Executor, 5));
-        kinds.extend([StepKind::Reviewer, StepKind::Fixer]);
-        let steps: Vec<Step> = kinds.iter().map(|k| step(&mut rng, *k, scale)).collect();
-        // Earlier nights of the same project: ten runs per step of the chain (so fifty
-        // executors), days ago, drawn like tonight's.
-        for (j, k) in kinds.iter().enumerate() {
-            for n in 0..10 {
-                let s = step(&mut rng, *k, scale);
-                #[allow(clippy::cast_possible_wrap)]
-                let finished_ms = -((3 * 24 * 60 + (j * 10 + n) as i64 * 7 + i as i64) * MIN_MS);
-                history.push(Run {
-                    kind: s.kind,
-                    project: project.clone(),
-                    step_id: format!("{project}/earlier/{j}/{n}"),
-                    cost_usd: s.cost,
-                    started_ms: finished_ms - s.minutes * MIN_MS,
-                    finished_ms,
-                    outcome: Outcome::Done,
-                });
-            }
-        }
-        lines.push(Line {
-            project,
-            #[allow(clippy::cast_possible_truncation)]
-            priority: (rng.next_u64() % 10) as u32,
-            steps,
-            next: 0,
-            cap_misses: 0,
-            abandoned: false,
-            running: None,
-        });
-    }
-    history.sort_by_key(|r| r.finished_ms);
-    let demand = lines
-        .iter()
-        .flat_map(|l| l.steps.iter().map(|s| s.cost))
-        .sum();
-    Trace {
-        lines,
-        history,
-        demand,
-        max_rate,
-    }
 }
 
 #[derive(Debug, Default, Clone)]
@@ -611,103 +476,6 @@ fn simulate(
     t
 }
 
-/// Reads a trace file: CSV with a header `line,step,kind,cost_usd,minutes`, one row per step;
-/// lines in priority order (the first line named is the highest), steps numbered within their
-/// line. Errors name the file, the row and the field.
-fn read_trace(path: &str) -> Result<Trace, String> {
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
-    let mut rows = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let header = rows
-        .next()
-        .map(|(_, h)| h.replace(' ', ""))
-        .unwrap_or_default();
-    if header != "line,step,kind,cost_usd,minutes" {
-        return Err(format!(
-            "{path}:1: the header must be `line,step,kind,cost_usd,minutes`, not {header:?}"
-        ));
-    }
-    // (line name, [(step number, step)]) in the order lines first appear.
-    let mut named: Vec<(String, Vec<(u32, Step)>)> = Vec::new();
-    for (i, row) in rows {
-        let at = |field: &str, why: String| format!("{path}:{}: {field}: {why}", i + 1);
-        let cells: Vec<&str> = row.split(',').map(str::trim).collect();
-        let [line, step, kind, cost, minutes] = cells[..] else {
-            return Err(format!(
-                "{path}:{}: 5 fields expected, found {}",
-                i + 1,
-                cells.len()
-            ));
-        };
-        let n: u32 = step
-            .parse()
-            .map_err(|_| at("step", format!("{step:?} is not a number")))?;
-        let kind = StepKind::parse(kind)
-            .ok_or_else(|| at("kind", format!("{kind:?} is not a step kind")))?;
-        let cost: f64 = cost
-            .parse()
-            .ok()
-            .filter(|c: &f64| c.is_finite() && *c >= 0.0)
-            .ok_or_else(|| at("cost_usd", format!("{cost:?} is not a cost in USD")))?;
-        let minutes: i64 = minutes.parse().ok().filter(|m| *m >= 1).ok_or_else(|| {
-            at(
-                "minutes",
-                format!("{minutes:?} is not a whole number of minutes ≥ 1"),
-            )
-        })?;
-        let s = Step {
-            kind,
-            cost,
-            minutes,
-        };
-        match named.iter_mut().find(|(l, _)| l == line) {
-            Some((_, steps)) => steps.push((n, s)),
-            None => named.push((line.to_string(), vec![(n, s)])),
-        }
-    }
-    if named.is_empty() {
-        return Err(format!("{path}: no steps"));
-    }
-    let mut max_rate: f64 = 0.0;
-    let count = named.len();
-    let lines: Vec<Line> = named
-        .into_iter()
-        .enumerate()
-        .map(|(i, (name, mut steps))| {
-            steps.sort_by_key(|(n, _)| *n);
-            for (_, s) in &steps {
-                #[allow(clippy::cast_precision_loss)]
-                let rate = s.cost / s.minutes as f64;
-                max_rate = max_rate.max(rate);
-            }
-            Line {
-                project: name,
-                // Priority order: the first line is the highest.
-                priority: u32::try_from(count - i).unwrap_or(0),
-                steps: steps.into_iter().map(|(_, s)| s).collect(),
-                next: 0,
-                cap_misses: 0,
-                abandoned: false,
-                running: None,
-            }
-        })
-        .collect();
-    let demand = lines
-        .iter()
-        .flat_map(|l| l.steps.iter().map(|s| s.cost))
-        .sum();
-    Ok(Trace {
-        lines,
-        // A trace is a night of its own: the policy starts cold (its estimates from the
-        // config's cold start), as on a first night.
-        history: Vec::new(),
-        demand,
-        max_rate,
-    })
-}
-
 /// The table's header.
 fn header() {
     println!(
@@ -788,74 +556,6 @@ fn row(
             "{:<15} policy below fcfs on {below_fcfs} of {} nights",
             "",
             traces.len()
-        );
-    }
-}
-
-/// Calibration on nights whose real limit is off the configured threshold by each of
-/// `OFFSETS`: after how many observations the proposal stays within 10% of the real limit,
-/// and what the night does with the configured threshold and with `"auto"`.
-fn calibration_table(traces: &[Trace], cfg: &BudgetConfig, minutes: i64, sees: Sees) {
-    const OFFSETS: [f64; 6] = [-0.4, -0.2, 0.0, 0.2, 0.4, 0.6];
-    println!(
-        "{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>6}",
-        "offset",
-        "real $",
-        "obs mean",
-        "obs max",
-        "obs/night",
-        "final $",
-        "error %",
-        "fixed %b",
-        "hits",
-        "auto %b",
-        "hits"
-    );
-    for d in OFFSETS {
-        let real = THRESHOLD * (1.0 + d);
-        let setup = Setup {
-            slots: SLOTS,
-            threshold: THRESHOLD,
-            window_min: WINDOW_MIN,
-            real,
-        };
-        let auto_cfg = BudgetConfig {
-            threshold_usd: Threshold::Auto,
-            ..cfg.clone()
-        };
-        let (mut settled, mut worst, mut obs, mut fin, mut err) = (0.0, 0u32, 0.0, 0.0, 0.0_f64);
-        let (mut fixed, mut auto) = (Tally::default(), Tally::default());
-        for tr in traces {
-            let f = simulate(tr, Mode::Policy, cfg, (minutes, setup), sees);
-            let a = simulate(tr, Mode::Policy, &auto_cfg, (minutes, setup), sees);
-            // The number of observations after which it stayed within 10%.
-            let n = f.unsettled + 1;
-            settled += f64::from(n);
-            worst = worst.max(n);
-            obs += f64::from(f.observations);
-            fin += f.proposal;
-            err = err.max((f.proposal - real).abs() / real);
-            for (sum, r) in [(&mut fixed, &f), (&mut auto, &a)] {
-                sum.work += r.work;
-                sum.bound += r.bound;
-                sum.limit_hits += r.limit_hits;
-            }
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let n = traces.len() as f64;
-        println!(
-            "{:>+6.0}% {:>7.1} {:>9.1} {:>9} {:>9.0} {:>9.2} {:>8.1} {:>9.1} {:>6} {:>9.1} {:>6}",
-            d * 100.0,
-            real,
-            settled / n,
-            worst,
-            obs / n,
-            fin / n,
-            100.0 * err,
-            100.0 * fixed.work / fixed.bound,
-            fixed.limit_hits,
-            100.0 * auto.work / auto.bound,
-            auto.limit_hits
         );
     }
 }

@@ -1,0 +1,150 @@
+//! The seeded synthetic nights: lines of steps whose costs are drawn from a distribution, and
+//! the earlier nights each project's history holds.
+
+use conveyor::budget::{Outcome, Run};
+use conveyor_api::StepKind;
+
+use super::{LINES, Line, MIN_MS, Step, Trace};
+
+/// SplitMix64: small, seeded, good enough for synthetic traces.
+pub(super) struct Rng(pub(super) u64);
+
+impl Rng {
+    pub(super) fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    /// Uniform in (0, 1).
+    #[allow(clippy::cast_precision_loss)]
+    pub(super) fn f64(&mut self) -> f64 {
+        ((self.next_u64() >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+    }
+    pub(super) fn range(&mut self, lo: f64, hi: f64) -> f64 {
+        lo + (hi - lo) * self.f64()
+    }
+    pub(super) fn normal(&mut self) -> f64 {
+        let (u, v) = (self.f64(), self.f64());
+        (-2.0 * u.ln()).sqrt() * (2.0 * std::f64::consts::PI * v).cos()
+    }
+    /// A lognormal with mean 1.
+    pub(super) fn lognormal(&mut self, sigma: f64) -> f64 {
+        (sigma * self.normal() - sigma * sigma / 2.0).exp()
+    }
+}
+
+/// The shape of step costs around a kind's mean (each has mean 1).
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Dist {
+    /// Lognormal, σ = 0.5: the usual spread.
+    Lognormal,
+    /// Lognormal, σ = 1.0: a heavy tail (subagent storms).
+    Heavy,
+    /// Three steps in four small (0.4), one large (2.8).
+    Bimodal,
+    /// Uniform on [0.2, 1.8].
+    Uniform,
+}
+
+impl Dist {
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Dist::Lognormal => "lognormal σ0.5",
+            Dist::Heavy => "heavy σ1.0",
+            Dist::Bimodal => "bimodal",
+            Dist::Uniform => "uniform",
+        }
+    }
+    pub(super) fn draw(self, rng: &mut Rng) -> f64 {
+        match self {
+            Dist::Lognormal => rng.lognormal(0.5),
+            Dist::Heavy => rng.lognormal(1.0),
+            Dist::Bimodal => {
+                if rng.f64() < 0.75 {
+                    0.4
+                } else {
+                    2.8
+                }
+            }
+            Dist::Uniform => rng.range(0.2, 1.8),
+        }
+    }
+}
+
+fn kind_mean(kind: StepKind) -> f64 {
+    match kind {
+        StepKind::Planner => 0.6,
+        StepKind::Executor => 2.0,
+        StepKind::Reviewer => 0.5,
+        _ => 1.0,
+    }
+}
+
+pub(super) fn trace(dist: Dist, seed: u64) -> Trace {
+    let mut rng = Rng(seed);
+    let mut lines = Vec::new();
+    let mut history = Vec::new();
+    let mut max_rate: f64 = 0.0;
+    let mut step = |rng: &mut Rng, kind: StepKind, scale: f64| {
+        let cost = kind_mean(kind) * scale * dist.draw(rng);
+        // $0.08 a minute, ±30%.
+        let rate = 0.08 * rng.range(0.7, 1.3);
+        max_rate = max_rate.max(rate);
+        #[allow(clippy::cast_possible_truncation)]
+        let minutes = ((cost / rate).round() as i64).max(2);
+        Step {
+            kind,
+            cost,
+            minutes,
+        }
+    };
+    for i in 0..LINES {
+        let project = format!("p{i}");
+        let scale = rng.range(0.6, 1.6);
+        let mut kinds = vec![StepKind::Planner];
+        kinds.extend(std::iter::repeat_n(StepKind::Executor, 5));
+        kinds.extend([StepKind::Reviewer, StepKind::Fixer]);
+        let steps: Vec<Step> = kinds.iter().map(|k| step(&mut rng, *k, scale)).collect();
+        // Earlier nights of the same project: ten runs per step of the chain (so fifty
+        // executors), days ago, drawn like tonight's.
+        for (j, k) in kinds.iter().enumerate() {
+            for n in 0..10 {
+                let s = step(&mut rng, *k, scale);
+                #[allow(clippy::cast_possible_wrap)]
+                let finished_ms = -((3 * 24 * 60 + (j * 10 + n) as i64 * 7 + i as i64) * MIN_MS);
+                history.push(Run {
+                    kind: s.kind,
+                    project: project.clone(),
+                    step_id: format!("{project}/earlier/{j}/{n}"),
+                    cost_usd: s.cost,
+                    started_ms: finished_ms - s.minutes * MIN_MS,
+                    finished_ms,
+                    outcome: Outcome::Done,
+                });
+            }
+        }
+        lines.push(Line {
+            project,
+            #[allow(clippy::cast_possible_truncation)]
+            priority: (rng.next_u64() % 10) as u32,
+            steps,
+            next: 0,
+            cap_misses: 0,
+            abandoned: false,
+            running: None,
+        });
+    }
+    history.sort_by_key(|r| r.finished_ms);
+    let demand = lines
+        .iter()
+        .flat_map(|l| l.steps.iter().map(|s| s.cost))
+        .sum();
+    Trace {
+        lines,
+        history,
+        demand,
+        max_rate,
+    }
+}
