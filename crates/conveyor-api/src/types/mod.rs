@@ -62,6 +62,7 @@ mod input;
 mod outbox;
 mod preflight;
 mod review;
+mod typescript;
 
 pub use budget::*;
 pub use deploy::*;
@@ -70,6 +71,7 @@ pub use input::{TEXT_PATTERN, has_text, integral_i32, integral_i32_opt, integral
 pub use outbox::*;
 pub use preflight::*;
 pub use review::*;
+pub(crate) use typescript::typescript;
 
 wire! {
     /// `GET /api/health`.
@@ -574,87 +576,6 @@ impl FileChange {
             FileChange::Renamed => "renamed",
         }
     }
-}
-
-/// Renders every type above into one TypeScript module.
-pub(crate) fn typescript() -> String {
-    let decls = [
-        Health::decl(),
-        ReasonCode::decl(),
-        PreflightLevel::decl(),
-        PreflightScope::decl(),
-        PreflightCode::decl(),
-        PreflightItem::decl(),
-        Preflight::decl(),
-        ApiErrorBody::decl(),
-        ErrorCode::decl(),
-        Project::decl(),
-        NewProject::decl(),
-        LineState::decl(),
-        Level::decl(),
-        Line::decl(),
-        LineDetail::decl(),
-        LineBudget::decl(),
-        NewLine::decl(),
-        LinePatch::decl(),
-        LineOrder::decl(),
-        Remarks::decl(),
-        StepKind::decl(),
-        StepState::decl(),
-        Step::decl(),
-        Denial::decl(),
-        DeployOutcome::decl(),
-        Deploy::decl(),
-        HealthCheck::decl(),
-        RoleCall::decl(),
-        RoleVerdict::decl(),
-        Finding::decl(),
-        SetLevel::decl(),
-        Tokens::decl(),
-        JournalKind::decl(),
-        JournalEntry::decl(),
-        QuestionStatus::decl(),
-        QuestionKind::decl(),
-        DecisionSource::decl(),
-        Question::decl(),
-        Decision::decl(),
-        AnswerOption::decl(),
-        AnswerText::decl(),
-        Answer::decl(),
-        Review::decl(),
-        NightGlance::decl(),
-        ReviewProject::decl(),
-        Budget::decl(),
-        PoolKind::decl(),
-        BudgetPool::decl(),
-        RunningStep::decl(),
-        Calibration::decl(),
-        KindStats::decl(),
-        Misses::decl(),
-        RateLimit::decl(),
-        LineDiff::decl(),
-        FileChange::decl(),
-        FileDiff::decl(),
-        Channel::decl(),
-        OutboxKind::decl(),
-        OutboxState::decl(),
-        OutboxItem::decl(),
-        Outbox::decl(),
-        ChannelStatus::decl(),
-        EventKind::decl(),
-        EventState::decl(),
-        Event::decl(),
-    ];
-    let mut out = String::from(
-        "// Generated from crates/conveyor-api by ts-rs (`UPDATE_BINDINGS=1 cargo test -p conveyor-api`).\n// Do not edit by hand.\n",
-    );
-    for d in decls {
-        out.push('\n');
-        out.push_str("export ");
-        out.push_str(&d);
-        out.push('\n');
-    }
-    out
 }
 
 #[cfg(test)]

@@ -1,0 +1,84 @@
+//! The TypeScript bindings of the wire types (`crates/conveyor-api/bindings/conveyor.ts`).
+
+use super::*;
+
+/// Renders every wire type into one TypeScript module.
+pub(crate) fn typescript() -> String {
+    let decls = [
+        Health::decl(),
+        ReasonCode::decl(),
+        PreflightLevel::decl(),
+        PreflightScope::decl(),
+        PreflightCode::decl(),
+        PreflightItem::decl(),
+        Preflight::decl(),
+        ApiErrorBody::decl(),
+        ErrorCode::decl(),
+        Project::decl(),
+        NewProject::decl(),
+        LineState::decl(),
+        Level::decl(),
+        Line::decl(),
+        LineDetail::decl(),
+        LineBudget::decl(),
+        NewLine::decl(),
+        LinePatch::decl(),
+        LineOrder::decl(),
+        Remarks::decl(),
+        StepKind::decl(),
+        StepState::decl(),
+        Step::decl(),
+        Denial::decl(),
+        DeployOutcome::decl(),
+        Deploy::decl(),
+        HealthCheck::decl(),
+        RoleCall::decl(),
+        RoleVerdict::decl(),
+        Finding::decl(),
+        SetLevel::decl(),
+        Tokens::decl(),
+        JournalKind::decl(),
+        JournalEntry::decl(),
+        QuestionStatus::decl(),
+        QuestionKind::decl(),
+        DecisionSource::decl(),
+        Question::decl(),
+        Decision::decl(),
+        AnswerOption::decl(),
+        AnswerText::decl(),
+        Answer::decl(),
+        Review::decl(),
+        NightGlance::decl(),
+        ReviewProject::decl(),
+        Budget::decl(),
+        PoolKind::decl(),
+        BudgetPool::decl(),
+        RunningStep::decl(),
+        Calibration::decl(),
+        KindStats::decl(),
+        Misses::decl(),
+        RateLimit::decl(),
+        LineDiff::decl(),
+        FileChange::decl(),
+        FileDiff::decl(),
+        Channel::decl(),
+        OutboxKind::decl(),
+        OutboxState::decl(),
+        OutboxItem::decl(),
+        Outbox::decl(),
+        ChannelStatus::decl(),
+        EventKind::decl(),
+        EventState::decl(),
+        Event::decl(),
+    ];
+    let mut out = String::from(
+        "// Generated from crates/conveyor-api by ts-rs (`UPDATE_BINDINGS=1 cargo test -p conveyor-api`).\n// Do not edit by hand.\n",
+    );
+    for d in decls {
+        out.push('\n');
+        out.push_str("export ");
+        out.push_str(&d);
+        out.push('\n');
+    }
+    out
+}
