@@ -18,6 +18,7 @@ import {
   git,
   judgeVerdict,
   makeRepo,
+  openLine,
   queueLine,
   startMock,
   text,
@@ -111,8 +112,7 @@ test('a line queued in the app runs with the embedded daemon, is answered, remar
   // Queue: a project, then a line on it.
   await d.click('[data-testid=nav-lines]');
   const lineId = await queueLine(d, { project: 'sample', repo, title: 'Заметки', task: 'Write notes.txt and notes.rs.' });
-  await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
-  await d.waitFor(`[data-testid=line-detail][data-line-id="${lineId}"]`);
+  await openLine(d, lineId);
 
   // Live over the event stream: the judge validates the question and the line waits for the
   // answer, with no reload.
@@ -155,8 +155,7 @@ test('a line queued in the app runs with the embedded daemon, is answered, remar
   // The answer is carried to the line's session (an `answer` step); the line passes the gate,
   // merges and waits for acceptance.
   await d.click('[data-testid=nav-lines]');
-  await d.click(`[data-testid=line-row][data-line-id="${lineId}"]`);
-  await d.waitFor(`[data-testid=line-detail][data-line-id="${lineId}"]`);
+  await openLine(d, lineId);
   await d.until(async () => (await detailState(d)) === 'awaiting_acceptance', 'awaiting acceptance', 180000);
   const steps = await d.script("return [...document.querySelectorAll('[data-testid=step-row]')].map((r) => r.dataset.state);");
   assert.deepEqual(steps, ['done', 'done', 'done', 'done', 'done']);

@@ -23,6 +23,7 @@ import {
   embeddedConnected,
   git,
   makeRepo,
+  openLine,
   queueLine,
   queueLineOn,
   roleVerdict,
@@ -111,11 +112,6 @@ const chainOf = (d) =>
       offered: [...detail.querySelectorAll('[data-testid=level-raise-to]')].map((b) => b.dataset.level),
     };
   `);
-
-async function openLine(d, id) {
-  await d.click(`[data-testid=line-row][data-line-id="${id}"]`);
-  await d.waitFor(`[data-testid=line-detail][data-line-id="${id}"]`);
-}
 
 test("a medium line's chain: the project's reviewer sends it back, a fixer mends it, the reviewer passes it", async () => {
   const d = app.driver;
