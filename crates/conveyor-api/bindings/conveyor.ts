@@ -171,9 +171,15 @@ export type Remarks = { text: string, };
 
 export type StepKind = "planner" | "executor" | "tester" | "reviewer" | "skeptic" | "extra" | "fixer" | "rework" | "answer" | "remarks" | "investigate" | "judge";
 
+export type StepSize = "xs" | "s" | "m" | "l" | "xl";
+
 export type StepState = "pending" | "running" | "done" | "failed" | "interrupted" | "cancelled";
 
-export type Step = { id: string, n: number, kind: StepKind, title: string, state: StepState, attempts: number, 
+export type Step = { id: string, n: number, kind: StepKind, title: string, state: StepState, 
+/**
+ * The planner's guess of its size (executor steps of a plan that gave one).
+ */
+size: StepSize | null, attempts: number, 
 /**
  * The session the step runs in when it is not the line's (a judge's or a checking
  * role's own session).

@@ -1,8 +1,9 @@
 //! The planner's plan, written to `$CONVEYOR_PLAN`:
-//! `{"level", "steps": [{"title", "task", "checks": [{"cmd", "expect_exit"}]}]}`.
+//! `{"level", "steps": [{"title", "task", "size", "checks": [{"cmd", "expect_exit"}]}]}`
+//! (`size`, optional: xs, s, m, l, xl).
 //! The daemon validates it and turns its steps into executor steps.
 
-use conveyor_api::Level;
+use conveyor_api::{Level, StepSize};
 use serde::Deserialize;
 
 use crate::config::Check;
@@ -25,6 +26,10 @@ pub struct PlannedStep {
     pub task: String,
     #[serde(default)]
     pub checks: Vec<Check>,
+    /// The planner's guess of the step's size: the budget's estimate of it learns from the
+    /// runs of its kind and size.
+    #[serde(default)]
+    pub size: Option<StepSize>,
 }
 
 #[derive(Deserialize)]
@@ -43,6 +48,7 @@ struct RawPlan {
 pub const NODE_CHECK: &str = r#"'use strict';
 const fs = require('fs');
 const MAX_STEPS = __MAX_STEPS__;
+const SIZES = ['xs', 's', 'm', 'l', 'xl'];
 const file = process.argv[2];
 const fail = (m) => { console.log(m); process.exit(1); };
 const isObj = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
@@ -53,14 +59,15 @@ try { p = JSON.parse(text); } catch (e) { fail(`the plan is not valid JSON: ${e.
 if (!isObj(p)) fail('the plan must be a JSON object {"level", "steps": [...]}');
 for (const k of Object.keys(p)) if (k !== 'level' && k !== 'steps') fail(`the plan has an unknown field ${JSON.stringify(k)} (level, steps)`);
 if (p.level !== undefined && p.level !== null && !['light', 'medium', 'full'].includes(p.level)) fail(`unknown level ${JSON.stringify(p.level)} (light, medium, full)`);
-if (!Array.isArray(p.steps)) fail('the plan needs "steps": a list of {"title", "task", "checks"}');
+if (!Array.isArray(p.steps)) fail('the plan needs "steps": a list of {"title", "task", "size", "checks"}');
 if (p.steps.length === 0) fail('the plan has no steps');
 if (p.steps.length > MAX_STEPS) fail(`the plan has ${p.steps.length} steps, at most ${MAX_STEPS}`);
 p.steps.forEach((s, i) => {
   const n = i + 1;
-  if (!isObj(s)) fail(`step ${n} must be an object {"title", "task", "checks"}`);
-  for (const k of Object.keys(s)) if (!['title', 'task', 'checks'].includes(k)) fail(`step ${n} has an unknown field ${JSON.stringify(k)} (title, task, checks)`);
+  if (!isObj(s)) fail(`step ${n} must be an object {"title", "task", "size", "checks"}`);
+  for (const k of Object.keys(s)) if (!['title', 'task', 'size', 'checks'].includes(k)) fail(`step ${n} has an unknown field ${JSON.stringify(k)} (title, task, size, checks)`);
   if (typeof s.title !== 'string' || typeof s.task !== 'string' || !s.title.trim() || !s.task.trim()) fail(`step ${n} needs a title and a task`);
+  if (s.size !== undefined && s.size !== null && !SIZES.includes(s.size)) fail(`step ${n}: unknown size ${JSON.stringify(s.size)} (${SIZES.join(', ')})`);
   if (s.checks === undefined) return;
   if (!Array.isArray(s.checks)) fail(`step ${n}: "checks" must be a list of {"cmd", "expect_exit"}`);
   for (const c of s.checks) {
@@ -153,6 +160,19 @@ mod tests {
         .unwrap();
         assert_eq!(p.level, Level::Light);
         assert_eq!(p.steps[0].checks[0].cmd, "true");
+        assert_eq!(p.steps[0].size, None);
+    }
+
+    #[test]
+    fn a_step_may_carry_the_planners_size() {
+        let p = parse(
+            r#"{"steps":[{"title":"a","task":"x","size":"xs"},{"title":"b","task":"y","size":"xl"},{"title":"c","task":"z","size":null}]}"#,
+        )
+        .unwrap();
+        let sizes: Vec<_> = p.steps.iter().map(|s| s.size).collect();
+        assert_eq!(sizes, [Some(StepSize::Xs), Some(StepSize::Xl), None]);
+        let e = parse(r#"{"steps":[{"title":"a","task":"x","size":"huge"}]}"#).unwrap_err();
+        assert!(e.to_string().contains("unknown variant `huge`"), "{e}");
     }
 
     #[test]
@@ -194,6 +214,9 @@ mod tests {
             r#"{"steps":[{"title":"t","task":"x","checks":[{"cmd":"true","expect_exit":1.5}]}]}"#,
             r#"{"steps":[{"title":"t","task":"x","extra":1}]}"#,
             r#"{"steps":[{"title":"t","task":"x"}],"extra":1}"#,
+            r#"{"steps":[{"title":"t","task":"x","size":"m"},{"title":"u","task":"y","size":null}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","size":"huge"}]}"#,
+            r#"{"steps":[{"title":"t","task":"x","size":3}]}"#,
         ];
         for text in cases {
             std::fs::write(&plan, text).unwrap();

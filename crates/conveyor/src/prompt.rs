@@ -80,11 +80,14 @@ pub fn render(p: &StepPrompt<'_>) -> String {
                  external integrations). The level decides who checks the work after you, each in a \
                  session of its own: a tester at every level, a reviewer from medium, a skeptic at full. \
                  Journal your choice of level as a `fork` (its options the three levels, its default your \
-                 choice, its why).\n\n\
+                 choice, its why). Size every step by the work it takes: xs (a line or two in one file), \
+                 s (a small change in one file), m (a change across a few files), l (a feature: many \
+                 files, new tests), xl (a large change: a module, a migration, a wide refactor); the \
+                 budget plans the night by it.\n\n\
                  Write the plan as JSON to the file named by $CONVEYOR_PLAN (outside the worktree), in \
                  this shape:\n\
                  {{\"level\": \"light\" | \"medium\" | \"full\", \"steps\": [{{\"title\": …, \"task\": …, \
-                 \"checks\": [{{\"cmd\": …, \"expect_exit\": 0}}]}}]}}\n\
+                 \"size\": \"xs\" | \"s\" | \"m\" | \"l\" | \"xl\", \"checks\": [{{\"cmd\": …, \"expect_exit\": 0}}]}}]}}\n\
                  Do not change the project's files in this step.\n\n",
                 p.line_task
             ));
@@ -172,6 +175,10 @@ mod tests {
         });
         assert!(
             planner.contains("Journal your choice of level as a `fork`"),
+            "{planner}"
+        );
+        assert!(
+            planner.contains("Size every step") && planner.contains(r#""size": "xs" | "s""#),
             "{planner}"
         );
     }

@@ -12,7 +12,7 @@ use conveyor_api::{LineState, ReasonCode};
 use tokio::task::JoinSet;
 
 use crate::Result;
-use crate::budget::Decision;
+use crate::budget::{self, Admitted, Decision};
 use crate::line::{self, ACTIVE, Action, HOLDING};
 use crate::state::Shared;
 use crate::store::{self, LineRow, now_ms, rfc3339};
@@ -62,12 +62,12 @@ pub async fn preflight(sh: Arc<Shared>) {
 
 /// One look at the queue: start what may start.
 async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
-    for (l, estimate) in choose(sh).await? {
-        let token = sh.start_advancing(&l.id, estimate);
+    for (l, admitted) in choose(sh).await? {
+        let token = sh.start_advancing(&l.id, admitted.estimate_usd);
         let sh2 = sh.clone();
         let id = l.id.clone();
         tasks.spawn(async move {
-            if let Err(e) = line::advance(&sh2, &id, estimate, &token).await {
+            if let Err(e) = line::advance(&sh2, &id, admitted, &token).await {
                 tracing::error!(line = %id, error = %e, "line failed");
                 let _ = sh2
                     .set_line_state(
@@ -88,7 +88,7 @@ async fn pass(sh: &Arc<Shared>, tasks: &mut JoinSet<()>) -> Result<()> {
 /// The lines to advance now, with the budget's estimate of their step: at most the free slots,
 /// at most one line per project (counting the lines running now), highest priority first.
 /// Lines the budget or the account's limit holds back are parked here.
-async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
+async fn choose(sh: &Shared) -> Result<Vec<(LineRow, Admitted)>> {
     let mut chosen = Vec::new();
     let running: HashSet<String> = sh.advancing_ids().into_iter().collect();
     let mut free = sh.cfg.slots.saturating_sub(running.len());
@@ -167,9 +167,9 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
             }
             continue;
         }
-        let estimate = match action {
+        let admitted = match action {
             Action::Nothing => continue,
-            Action::Step { kind, step } => {
+            Action::Step { kind, size, step } => {
                 if let Some(until) = account_park {
                     taken.insert(l.project_id.clone());
                     if l.state != LineState::WaitingBudget || l.park_until != Some(until) {
@@ -187,11 +187,12 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     continue;
                 }
                 // The single decision point of the budget.
-                match sh
-                    .budget
-                    .policy
-                    .admit(&mut snap, kind, &l.project_id, step.as_deref())
-                {
+                match sh.budget.policy.admit(
+                    &mut snap,
+                    budget::Class { kind, size },
+                    &l.project_id,
+                    step.as_deref(),
+                ) {
                     // A step that needs memory starts only while the vault is open (checked
                     // now, just before it would start).
                     Decision::Start { .. }
@@ -202,7 +203,11 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                         crate::vault::block(sh, &l.id).await?;
                         continue;
                     }
-                    Decision::Start { estimate_usd } => estimate_usd,
+                    Decision::Start { estimate_usd } => {
+                        sh.budget
+                            .policy
+                            .admitted(&snap.runs, kind, &l.project_id, estimate_usd)
+                    }
                     Decision::Wait { until_ms, reason } => {
                         taken.insert(l.project_id.clone());
                         // Not a new event every pass for the same wait.
@@ -222,11 +227,13 @@ async fn choose(sh: &Shared) -> Result<Vec<(LineRow, f64)>> {
                     }
                 }
             }
-            Action::Gate | Action::Merge | Action::Deploy | Action::Sort | Action::Wait(..) => 0.0,
+            Action::Gate | Action::Merge | Action::Deploy | Action::Sort | Action::Wait(..) => {
+                Admitted::NOTHING
+            }
         };
         taken.insert(l.project_id.clone());
         free -= 1;
-        chosen.push((l, estimate));
+        chosen.push((l, admitted));
     }
     Ok(chosen)
 }
@@ -237,7 +244,7 @@ mod tests {
     use crate::daemon::testing;
     use crate::store::testing as rows;
 
-    fn ids(chosen: &[(LineRow, f64)]) -> Vec<&str> {
+    fn ids(chosen: &[(LineRow, Admitted)]) -> Vec<&str> {
         chosen.iter().map(|(l, _)| l.id.as_str()).collect()
     }
 
@@ -346,6 +353,7 @@ mod tests {
                 .unwrap(),
                 Action::Step {
                     kind: conveyor_api::StepKind::Judge,
+                    size: None,
                     step: Some(judge.id.clone())
                 }
             );
@@ -354,7 +362,7 @@ mod tests {
                 assert_eq!(
                     chosen
                         .iter()
-                        .map(|(l, e)| (l.id.as_str(), *e))
+                        .map(|(l, e)| (l.id.as_str(), e.estimate_usd))
                         .collect::<Vec<_>>(),
                     [("l", 0.75)]
                 );
@@ -433,7 +441,7 @@ mod tests {
         rows::line(&sh.store, "tiny", "s3", 1, "queued").await;
         let chosen = choose(&sh).await.unwrap();
         assert_eq!(ids(&chosen), ["s1", "s2"]);
-        let est: Vec<f64> = chosen.iter().map(|(_, e)| *e).collect();
+        let est: Vec<f64> = chosen.iter().map(|(_, e)| e.estimate_usd).collect();
         assert_eq!(est, [1.0, 3.5]);
         for id in ["best", "next", "s3"] {
             let l = store::lines::get(&mut sh.store.conn().await.unwrap(), id)

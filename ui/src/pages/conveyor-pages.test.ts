@@ -40,7 +40,7 @@ const line = (id: string, state: Line['state'], over: Partial<Line> = {}): Line 
     priority: 2,
     steps: [
       step({ kind: 'planner', title: 'plan', cost_usd: 0.12, duration_ms: 65000 }),
-      step({ id: 's2', n: 2, title: 'write', state: 'failed', attempts: 2, cost_usd: 0.3, error: 'check failed' }),
+      step({ id: 's2', n: 2, title: 'write', state: 'failed', size: 'l', attempts: 2, cost_usd: 0.3, error: 'check failed' }),
     ],
     cost_usd: 0.42,
     ...over,
@@ -102,6 +102,11 @@ describe('Lines page', () => {
     expect(detail.dataset.state).toBe('awaiting_acceptance');
     expect(screen.getAllByTestId('step-row').map((r) => r.dataset.state)).toEqual(['done', 'failed']);
     expect(screen.getAllByTestId('step-row')[0].textContent).toContain('1 мин 5 с');
+    // The planner's size shows beside the executor's title, with what it is for.
+    const size = screen.getByTestId('step-size');
+    expect(size.textContent).toBe('L');
+    expect(size.title).toBe('Размер шага по оценке постановщика: L. По нему бюджет оценивает шаг до запуска.');
+    expect(screen.getAllByTestId('step-row')[1].contains(size)).toBe(true);
     expect(screen.getByTestId('line-reason').textContent).toContain('merged, waiting for Anton');
     const journal = screen.getAllByTestId('journal-entry');
     expect(journal[0].textContent).toContain('Used port 8080');

@@ -60,6 +60,7 @@ export const step = (over: Partial<Step> = {}): Step => ({
   kind: 'executor',
   title: 'step',
   state: 'done',
+  size: null,
   attempts: 1,
   session_id: null,
   agent: null,

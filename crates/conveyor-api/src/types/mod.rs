@@ -406,6 +406,24 @@ named! {
     }
 }
 
+named! {
+    /// The planner's guess of how large a plan's step is (`"size"` in the plan). The budget
+    /// estimates a sized step from the finished runs of its kind and size, once there are
+    /// enough of them: sizes split a kind's wide spread of costs before a step runs.
+    pub enum StepSize {
+        /// A line or two in one file.
+        Xs = "xs",
+        /// A small change in one file.
+        S = "s",
+        /// A change across a few files.
+        M = "m",
+        /// A feature: many files, new tests.
+        L = "l",
+        /// A large change: a module, a migration, a wide refactor.
+        Xl = "xl",
+    }
+}
+
 wire! {
     /// Where a step is.
     pub enum StepState {
@@ -456,6 +474,8 @@ wire! {
         pub kind: StepKind,
         pub title: String,
         pub state: StepState,
+        /// The planner's guess of its size (executor steps of a plan that gave one).
+        pub size: Option<StepSize>,
         pub attempts: u32,
         /// The session the step runs in when it is not the line's (a judge's or a checking
         /// role's own session).

@@ -26,6 +26,7 @@ pub(crate) fn typescript() -> String {
         LineOrder::decl(),
         Remarks::decl(),
         StepKind::decl(),
+        StepSize::decl(),
         StepState::decl(),
         Step::decl(),
         Denial::decl(),

@@ -21,8 +21,10 @@
 //!   feasible schedule, so a lower bound on the optimum, as the printed bound is an upper one.
 //!
 //! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--first-seed N]
-//! [--hours H] [--server] [--live] [--no-retry-floor]` (`--live`: the running steps' spend so
-//! far, as the daemon meters it; `--no-retry-floor`: attempts after a miss estimated by their
+//! [--hours H] [--server] [--live] [--sizes SIGMA] [--no-retry-floor]` (`--live`: the running
+//! steps' spend so far, as the daemon meters it; `--sizes`: the planner sizes each executor
+//! step xs…xl, off its true cost by a lognormal error of σ, and the policy learns cost per
+//! size as the daemon does; `--no-retry-floor`: attempts after a miss estimated by their
 //! kind alone); diagnostics `--exact-running` (the running steps' true costs), `--size-hint
 //! SIGMA` (each step's cost known before it runs, off by a lognormal error of σ) and
 //! `--calibrate` (nights whose real limit differs from the threshold); or
@@ -36,7 +38,7 @@ mod calibrate;
 mod synthetic;
 mod trace;
 
-use conveyor::budget::{Decision, Outcome, Policy, Reserve, Run, Snapshot, calibration};
+use conveyor::budget::{Class, Decision, Outcome, Policy, Reserve, Run, Snapshot, calibration};
 use conveyor::config::{BudgetConfig, Threshold};
 use conveyor_api::StepKind;
 
@@ -103,6 +105,8 @@ impl Mode {
 #[derive(Debug, Clone)]
 struct Step {
     kind: StepKind,
+    /// The planner's size of it (`--sizes`).
+    size: Option<conveyor_api::StepSize>,
     cost: f64,
     minutes: i64,
 }
@@ -184,6 +188,14 @@ impl Ledger {
     }
 }
 
+/// What the policy learns a step's cost from: its kind, and its size when the planner gave one.
+fn class(s: &Step) -> Class {
+    Class {
+        kind: s.kind,
+        size: s.size,
+    }
+}
+
 fn simulate(
     tr: &Trace,
     mode: Mode,
@@ -250,6 +262,7 @@ fn simulate(
                     kind: s.kind,
                     project: l.project.clone(),
                     step_id: format!("{}/{}", l.project, l.next),
+                    size: s.size,
                     cost_usd: cap,
                     started_ms: r.started * MIN_MS,
                     finished_ms: now * MIN_MS,
@@ -269,6 +282,7 @@ fn simulate(
                     kind: s.kind,
                     project: l.project.clone(),
                     step_id: format!("{}/{}", l.project, l.next),
+                    size: s.size,
                     cost_usd: s.cost,
                     started_ms: r.started * MIN_MS,
                     finished_ms: now * MIN_MS,
@@ -300,6 +314,7 @@ fn simulate(
                             kind: l.steps[l.next].kind,
                             project: l.project.clone(),
                             step_id: format!("{}/{}", l.project, l.next),
+                            size: l.steps[l.next].size,
                             cost_usd: r.charged,
                             started_ms: r.started * MIN_MS,
                             finished_ms: now * MIN_MS,
@@ -369,7 +384,7 @@ fn simulate(
                     Some(if live && mode != Mode::Oracle {
                         policy.running(
                             &history,
-                            l.steps[l.next].kind,
+                            class(&l.steps[l.next]),
                             &l.project,
                             r.reserve.estimate_usd,
                             r.charged,
@@ -402,6 +417,7 @@ fn simulate(
                 continue;
             }
             let kind = l.steps[l.next].kind;
+            let class = class(&l.steps[l.next]);
             let reserve = if mode == Mode::Oracle {
                 Reserve::fixed(l.steps[l.next].cost)
             } else if let Some(sigma) = size_hint {
@@ -421,7 +437,7 @@ fn simulate(
             } else {
                 policy.reserve_for(
                     &snap.runs,
-                    kind,
+                    class,
                     &l.project,
                     retry_floor
                         .then(|| format!("{}/{}", l.project, l.next))
@@ -444,7 +460,9 @@ fn simulate(
                             let cap = if mode == Mode::Oracle {
                                 None
                             } else {
-                                policy.max_budget(estimate_usd)
+                                policy
+                                    .admitted(&snap.runs, class, &l.project, estimate_usd)
+                                    .cap_usd
                             };
                             (reserve, cap)
                         }
@@ -507,14 +525,19 @@ fn row(
 ) {
     let mut sum = Tally::default();
     let mut worst_over_admit = 0;
-    // Nights on which the policy did less work than first come, first served.
+    // Nights on which the policy (or the oracle) did less work than first come, first served,
+    // and the largest shortfall, % of FCFS's work that night.
     let mut below_fcfs = 0;
+    let mut worst_below: f64 = 0.0;
+    let against_fcfs = matches!(mode, Mode::Policy | Mode::Oracle);
     for tr in traces {
         let r = simulate(tr, mode, cfg, (minutes, setup), sees);
-        if mode == Mode::Policy
-            && r.work + 1e-9 < simulate(tr, Mode::Fcfs, cfg, (minutes, setup), sees).work
-        {
-            below_fcfs += 1;
+        if against_fcfs {
+            let fcfs = simulate(tr, Mode::Fcfs, cfg, (minutes, setup), sees).work;
+            if r.work + 1e-9 < fcfs {
+                below_fcfs += 1;
+                worst_below = worst_below.max(100.0 * (fcfs - r.work) / fcfs);
+            }
         }
         sum.work += r.work;
         sum.steps += r.steps;
@@ -551,10 +574,11 @@ fn row(
             worst_over_admit.to_string()
         }
     );
-    if mode == Mode::Policy && below_fcfs > 0 {
+    if against_fcfs && below_fcfs > 0 {
         println!(
-            "{:<15} policy below fcfs on {below_fcfs} of {} nights",
+            "{:<15} {} below fcfs on {below_fcfs} of {} nights, by {worst_below:.1}% at most",
             "",
+            mode.name(),
             traces.len()
         );
     }
@@ -571,6 +595,7 @@ fn main() {
         retry_floor: true,
     };
     let mut first_seed = 1u64;
+    let mut sizes: Option<f64> = None;
     let mut trace_file: Option<String> = None;
     let mut calibrate = false;
     let mut setup = Setup {
@@ -586,7 +611,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--live] [--exact-running] [--size-hint SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
         );
         std::process::exit(2);
     };
@@ -615,6 +640,7 @@ fn main() {
             "--live" => sees.live = true,
             "--exact-running" => sees.exact_running = true,
             "--size-hint" => sees.size_hint = Some(number("--size-hint")),
+            "--sizes" => sizes = Some(number("--sizes")),
             "--first-seed" => first_seed = value("--first-seed").parse().unwrap_or(first_seed),
             "--no-retry-floor" => sees.retry_floor = false,
             "--quantile" => cfg.estimate_quantile = value("--quantile").parse().unwrap_or(0.75),
@@ -684,6 +710,11 @@ fn main() {
             ""
         },
     );
+    if let Some(sigma) = sizes {
+        println!(
+            "planner sizes: each executor step sized xs…xl, off its true cost by a lognormal error of σ {sigma}"
+        );
+    }
     if calibrate {
         println!(
             "calibration: the real limit off the configured ${THRESHOLD} by each offset; \"auto\" between ${} and ${}",
@@ -692,7 +723,7 @@ fn main() {
         for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
             println!("{}", dist.name());
             let traces: Vec<Trace> = (first_seed..first_seed + seeds)
-                .map(|s| trace(dist, 0x5EED_0000 + s * 7919))
+                .map(|s| trace(dist, 0x5EED_0000 + s * 7919, sizes))
                 .collect();
             calibration_table(&traces, &cfg, minutes, sees);
         }
@@ -701,7 +732,7 @@ fn main() {
     header();
     for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
         let traces: Vec<Trace> = (first_seed..first_seed + seeds)
-            .map(|s| trace(dist, 0x5EED_0000 + s * 7919))
+            .map(|s| trace(dist, 0x5EED_0000 + s * 7919, sizes))
             .collect();
         for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
             row(dist.name(), mode, &traces, &cfg, (minutes, setup), sees);

@@ -2,7 +2,7 @@
 //! the earlier nights each project's history holds.
 
 use conveyor::budget::{Outcome, Run};
-use conveyor_api::StepKind;
+use conveyor_api::{StepKind, StepSize};
 
 use super::{LINES, Line, MIN_MS, Step, Trace};
 
@@ -82,23 +82,50 @@ fn kind_mean(kind: StepKind) -> f64 {
     }
 }
 
-pub(super) fn trace(dist: Dist, seed: u64) -> Trace {
+/// The size a planner gives a step whose cost is `rel` × its kind's mean in its project, when
+/// its judgement is off by a lognormal error of σ `sigma` (`z`: a standard normal draw): the
+/// sizes are a factor of two apart, M around the kind's mean.
+pub(super) fn planned_size(rel: f64, sigma: f64, z: f64) -> StepSize {
+    let seen = rel * (sigma * z).exp();
+    match seen {
+        s if s < 0.35 => StepSize::Xs,
+        s if s < 0.7 => StepSize::S,
+        s if s < 1.4 => StepSize::M,
+        s if s < 2.8 => StepSize::L,
+        _ => StepSize::Xl,
+    }
+}
+
+/// A night of `dist` from `seed`. `sizes`: the planner sizes the executor steps (tonight's and
+/// the history's), off by a lognormal error of this σ. The planner's errors come from a stream
+/// of their own, so a night's costs are the same with sizes or without.
+pub(super) fn trace(dist: Dist, seed: u64, sizes: Option<f64>) -> Trace {
     let mut rng = Rng(seed);
+    let mut judge = Rng(seed ^ 0x5123_0000_0000);
+    let mut size_of = |kind: StepKind, rel: f64| -> Option<StepSize> {
+        let sigma = sizes?;
+        (kind == StepKind::Executor).then(|| planned_size(rel, sigma, judge.normal()))
+    };
     let mut lines = Vec::new();
     let mut history = Vec::new();
     let mut max_rate: f64 = 0.0;
     let mut step = |rng: &mut Rng, kind: StepKind, scale: f64| {
-        let cost = kind_mean(kind) * scale * dist.draw(rng);
+        let rel = dist.draw(rng);
+        let cost = kind_mean(kind) * scale * rel;
         // $0.08 a minute, ±30%.
         let rate = 0.08 * rng.range(0.7, 1.3);
         max_rate = max_rate.max(rate);
         #[allow(clippy::cast_possible_truncation)]
         let minutes = ((cost / rate).round() as i64).max(2);
-        Step {
-            kind,
-            cost,
-            minutes,
-        }
+        (
+            Step {
+                kind,
+                size: None,
+                cost,
+                minutes,
+            },
+            rel,
+        )
     };
     for i in 0..LINES {
         let project = format!("p{i}");
@@ -106,18 +133,19 @@ pub(super) fn trace(dist: Dist, seed: u64) -> Trace {
         let mut kinds = vec![StepKind::Planner];
         kinds.extend(std::iter::repeat_n(StepKind::Executor, 5));
         kinds.extend([StepKind::Reviewer, StepKind::Fixer]);
-        let steps: Vec<Step> = kinds.iter().map(|k| step(&mut rng, *k, scale)).collect();
+        let steps: Vec<(Step, f64)> = kinds.iter().map(|k| step(&mut rng, *k, scale)).collect();
         // Earlier nights of the same project: ten runs per step of the chain (so fifty
         // executors), days ago, drawn like tonight's.
         for (j, k) in kinds.iter().enumerate() {
             for n in 0..10 {
-                let s = step(&mut rng, *k, scale);
+                let (s, rel) = step(&mut rng, *k, scale);
                 #[allow(clippy::cast_possible_wrap)]
                 let finished_ms = -((3 * 24 * 60 + (j * 10 + n) as i64 * 7 + i as i64) * MIN_MS);
                 history.push(Run {
                     kind: s.kind,
                     project: project.clone(),
                     step_id: format!("{project}/earlier/{j}/{n}"),
+                    size: size_of(s.kind, rel),
                     cost_usd: s.cost,
                     started_ms: finished_ms - s.minutes * MIN_MS,
                     finished_ms,
@@ -125,6 +153,13 @@ pub(super) fn trace(dist: Dist, seed: u64) -> Trace {
                 });
             }
         }
+        let steps = steps
+            .into_iter()
+            .map(|(s, rel)| Step {
+                size: size_of(s.kind, rel),
+                ..s
+            })
+            .collect();
         lines.push(Line {
             project,
             #[allow(clippy::cast_possible_truncation)]

@@ -1,12 +1,13 @@
-//! A night written down: the CSV trace format `line,step,kind,cost_usd,minutes`.
+//! A night written down: the CSV trace format `line,step,kind,cost_usd,minutes[,size]`.
 
-use conveyor_api::StepKind;
+use conveyor_api::{StepKind, StepSize};
 
 use super::{Line, Step, Trace};
 
 /// Reads a trace file: CSV with a header `line,step,kind,cost_usd,minutes`, one row per step;
 /// lines in priority order (the first line named is the highest), steps numbered within their
-/// line. Errors name the file, the row and the field.
+/// line. A sixth column, `size`, gives the planner's size of a step (empty for none). Errors
+/// name the file, the row and the field.
 pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
     let mut rows = text
@@ -17,22 +18,34 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
         .next()
         .map(|(_, h)| h.replace(' ', ""))
         .unwrap_or_default();
-    if header != "line,step,kind,cost_usd,minutes" {
-        return Err(format!(
-            "{path}:1: the header must be `line,step,kind,cost_usd,minutes`, not {header:?}"
-        ));
-    }
+    let fields = match header.as_str() {
+        "line,step,kind,cost_usd,minutes" => 5,
+        "line,step,kind,cost_usd,minutes,size" => 6,
+        _ => {
+            return Err(format!(
+                "{path}:1: the header must be `line,step,kind,cost_usd,minutes` (and `,size`), not {header:?}"
+            ));
+        }
+    };
     // (line name, [(step number, step)]) in the order lines first appear.
     let mut named: Vec<(String, Vec<(u32, Step)>)> = Vec::new();
     for (i, row) in rows {
         let at = |field: &str, why: String| format!("{path}:{}: {field}: {why}", i + 1);
         let cells: Vec<&str> = row.split(',').map(str::trim).collect();
-        let [line, step, kind, cost, minutes] = cells[..] else {
+        if cells.len() != fields {
             return Err(format!(
-                "{path}:{}: 5 fields expected, found {}",
+                "{path}:{}: {fields} fields expected, found {}",
                 i + 1,
                 cells.len()
             ));
+        }
+        let (line, step, kind, cost, minutes) = (cells[0], cells[1], cells[2], cells[3], cells[4]);
+        let size = match cells.get(5).copied() {
+            None | Some("") => None,
+            Some(s) => Some(
+                StepSize::parse(s)
+                    .ok_or_else(|| at("size", format!("{s:?} is not a size (xs, s, m, l, xl)")))?,
+            ),
         };
         let n: u32 = step
             .parse()
@@ -52,6 +65,7 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
         })?;
         let s = Step {
             kind,
+            size,
             cost,
             minutes,
         };

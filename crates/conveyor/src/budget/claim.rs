@@ -2,10 +2,8 @@
 //! counted for as it spends, and how the claims add up over time against the spending that
 //! leaves a rolling pool ([`Policy::peak`], what admission checks).
 
-use conveyor_api::StepKind;
-
 use super::estimate::quantile;
-use super::policy::{MINUTE_MS, Policy, Run, Snapshot};
+use super::policy::{Class, MINUTE_MS, Policy, Run, Snapshot};
 use super::pool::Pool;
 
 /// A running step's claim rests on the samples that cost at least its spend so far while
@@ -76,17 +74,18 @@ impl Reserve {
 }
 
 impl Policy {
-    /// The claim of a step of `kind` in `project` (`step`: its id, when it exists).
+    /// The claim of a step of `class` in `project` (`step`: its id, when it exists).
     pub fn reserve_for(
         &self,
         runs: &[Run],
-        kind: StepKind,
+        class: impl Into<Class>,
         project: &str,
         step: Option<&str>,
     ) -> Reserve {
+        let class = class.into();
         let floor = step.map_or(0.0, |s| self.retry_floor(runs, s));
-        let est = self.estimate(runs, kind, Some(project)).usd.max(floor);
-        self.reserve(runs, kind, project, est, floor)
+        let est = self.estimate(runs, class, Some(project)).usd.max(floor);
+        self.reserve(runs, class, project, est, floor)
     }
 
     /// The claim of a step with this estimate: its typical cost is the median of the history
@@ -94,12 +93,13 @@ impl Policy {
     pub fn reserve(
         &self,
         runs: &[Run],
-        kind: StepKind,
+        class: impl Into<Class>,
         project: &str,
         estimate_usd: f64,
         floor: f64,
     ) -> Reserve {
-        let e = self.estimate(runs, kind, Some(project));
+        let class = class.into();
+        let e = self.estimate(runs, class, Some(project));
         let typical = e
             .median
             .map_or(estimate_usd, |m| (m * (1.0 + self.cfg.margin)).max(floor));
@@ -107,7 +107,7 @@ impl Policy {
             estimate_usd,
             typical_usd: typical.min(estimate_usd),
             live_usd: 0.0,
-            rate_usd_min: self.rate(&self.history(runs, kind, Some(project))),
+            rate_usd_min: self.rate(&self.history(runs, class, Some(project))),
         }
     }
 
@@ -127,17 +127,18 @@ impl Policy {
     pub fn running(
         &self,
         runs: &[Run],
-        kind: StepKind,
+        class: impl Into<Class>,
         project: &str,
         estimate_usd: f64,
         live_usd: f64,
     ) -> Reserve {
-        let admitted = self.reserve(runs, kind, project, estimate_usd, 0.0);
+        let class = class.into();
+        let admitted = self.reserve(runs, class, project, estimate_usd, 0.0);
         let live = live_usd.max(0.0);
         if live <= 0.0 {
             return admitted;
         }
-        let h = self.history(runs, kind, Some(project));
+        let h = self.history(runs, class, Some(project));
         let start = h.samples.partition_point(|s| *s < live);
         let above = &h.samples[start..];
         let m = 1.0 + self.cfg.margin;
@@ -226,6 +227,7 @@ mod tests {
     use super::super::policy::{Decision, HOUR_MS, Outcome, ServerView, ServerWindow};
     use super::*;
     use crate::config::BudgetConfig;
+    use conveyor_api::StepKind;
 
     #[test]
     fn with_the_servers_count_the_running_margins_add_up_as_deviations() {

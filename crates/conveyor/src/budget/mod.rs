@@ -19,9 +19,11 @@ use std::sync::Arc;
 use conveyor_api::{Calibration, PoolKind, RunningStep};
 
 pub use claim::Reserve;
-pub use estimate::{Estimate, History, quantile};
+pub use estimate::{Estimate, History, SIZE_MIN_SAMPLES, quantile};
 pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
-pub use policy::{Decision, Outcome, Policy, Pool, Run, ServerView, ServerWindow, Snapshot};
+pub use policy::{
+    Admitted, Class, Decision, Outcome, Policy, Pool, Run, ServerView, ServerWindow, Snapshot,
+};
 pub use report::render;
 
 use crate::Result;
@@ -172,6 +174,7 @@ impl Budget {
                 kind: r.kind,
                 project: r.project_id,
                 step_id: r.step_id,
+                size: r.size,
                 cost_usd: r.cost_usd,
                 started_ms: r.started_ms,
                 finished_ms: r.finished_ms,
@@ -182,9 +185,13 @@ impl Budget {
         let mut steps: Vec<RunningStep> = Vec::new();
         for c in store::runs::claims(&mut *db.conn().await?).await? {
             let live = self.live.get(c.run_id);
+            let class = Class {
+                kind: c.kind,
+                size: c.size,
+            };
             let r = self
                 .policy
-                .running(&runs, c.kind, &c.project_id, c.estimate_usd, live);
+                .running(&runs, class, &c.project_id, c.estimate_usd, live);
             // An admitted line's recorded run counts by its admitted estimate (below).
             if !admitted.contains_key(&c.line_id) {
                 running.push(r);
@@ -283,7 +290,7 @@ fn server_view(row: store::rate_limits::RateLimitRow) -> ServerView {
 mod tests {
     use super::*;
     use crate::store::testing;
-    use conveyor_api::StepKind;
+    use conveyor_api::{StepKind, StepSize};
 
     const MIN: i64 = 60_000;
     const NOW: i64 = 1_800_000_000_000;
@@ -379,6 +386,80 @@ mod tests {
         let mut r: Vec<f64> = s.running.iter().map(|r| r.estimate_usd).collect();
         r.sort_by(f64::total_cmp);
         assert_eq!(r, [0.5, 2.0]);
+    }
+
+    /// The planner's sizes travel from the plan to the steps, from the steps to the runs the
+    /// budget learns from, and to the claim of a running step: a small step running beside
+    /// large ones is claimed as a small one.
+    #[tokio::test]
+    async fn the_plans_sizes_reach_the_history_and_the_running_claims() {
+        let (_d, store) = testing::store().await;
+        // Six large executors of the project, $8 each, sized by no plan.
+        for i in 0..6 {
+            run(
+                &store,
+                "p",
+                StepKind::Executor,
+                8.0,
+                NOW - (60 - i) * MIN,
+                "ok",
+            )
+            .await;
+        }
+        // A line planned into seven small steps; six of them ran at $1, the seventh runs now.
+        let line = testing::line(&store, "p", "planned", 0, "running").await;
+        let planner = crate::store::testing::step(&store, &line, StepKind::Planner).await;
+        let planned = testing::run(&store, &planner.id, &line).await;
+        let plan = crate::plan::parse(&format!(
+            r#"{{"steps":[{}]}}"#,
+            [r#"{"title":"t","task":"x","size":"s"}"#; 7].join(",")
+        ))
+        .unwrap();
+        store::steps::record_done(
+            &mut store.conn().await.unwrap(),
+            store::steps::Done {
+                line_id: &line,
+                step_id: &planner.id,
+                run_id: planned,
+                sha: "abc",
+                plan: Some((plan.level, &plan.steps)),
+                carried: &[],
+            },
+        )
+        .await
+        .unwrap();
+        let steps = store::steps::of_line(&mut store.conn().await.unwrap(), &line)
+            .await
+            .unwrap();
+        assert_eq!(steps.len(), 8);
+        assert!(steps[1..].iter().all(|s| s.size == Some(StepSize::S)));
+        assert_eq!(steps[0].size, None);
+        for (i, s) in (0i64..).zip(&steps[1..7]) {
+            let r = testing::run(&store, &s.id, &line).await;
+            testing::end_run(&store, r, "executor", "ok", 1.0, NOW - (30 - i) * MIN).await;
+        }
+        let running = testing::run(&store, &steps[7].id, &line).await;
+        testing::exec(
+            &store,
+            &format!("UPDATE runs SET estimate_usd = 1.0 WHERE id = {running}"),
+        )
+        .await;
+        let b = Budget::new(BudgetConfig::default());
+        b.live.set(running, 0.5);
+        let (s, claims) = b.view(&store, NOW, &HashMap::new()).await.unwrap();
+        let sizes: Vec<_> = s
+            .runs
+            .iter()
+            .filter(|r| r.kind == StepKind::Executor)
+            .map(|r| r.size)
+            .collect();
+        assert_eq!(sizes[..6], [None; 6]);
+        assert_eq!(sizes[6..], [Some(StepSize::S); 6]);
+        // Claimed from the small steps' history ($1 × the margins), not the kind's ($8).
+        assert_eq!(claims.len(), 1);
+        assert!(claims[0].claim_usd < 2.0, "{claims:?}");
+        let of_kind = b.policy.running(&s.runs, StepKind::Executor, "p", 1.0, 0.5);
+        assert!(of_kind.estimate_usd > 8.0, "{of_kind:?}");
     }
 
     #[tokio::test]

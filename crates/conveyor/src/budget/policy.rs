@@ -11,7 +11,7 @@
 //! about the next ([`Policy::admit`]): a best-priority step that does not fit waits, a shorter
 //! one below it that fits starts (packing), and priority stays the main order.
 
-use conveyor_api::StepKind;
+use conveyor_api::{StepKind, StepSize};
 
 use crate::config::{BudgetConfig, Threshold};
 
@@ -52,6 +52,20 @@ impl Outcome {
     }
 }
 
+/// What a step's cost is learned from: its kind, and the planner's size of it when the plan
+/// gave one. A kind alone converts into a class without a size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Class {
+    pub kind: StepKind,
+    pub size: Option<StepSize>,
+}
+
+impl From<StepKind> for Class {
+    fn from(kind: StepKind) -> Class {
+        Class { kind, size: None }
+    }
+}
+
 /// One finished run.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
@@ -59,6 +73,8 @@ pub struct Run {
     pub project: String,
     /// The step it was an attempt of (`runs.step_id`).
     pub step_id: String,
+    /// The planner's size of its step, when it gave one.
+    pub size: Option<StepSize>,
     pub cost_usd: f64,
     /// When it started, unix ms (with its end, how fast a step of its kind spends).
     pub started_ms: i64,
@@ -131,6 +147,22 @@ pub enum Decision {
     },
 }
 
+/// What a step is let through with: its claim's estimate (recorded on its run, the base of its
+/// claim while it runs) and its `--max-budget-usd`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Admitted {
+    pub estimate_usd: f64,
+    pub cap_usd: Option<f64>,
+}
+
+impl Admitted {
+    /// Not a step (a gate, a merge, a deploy): nothing claimed, no cap.
+    pub const NOTHING: Admitted = Admitted {
+        estimate_usd: 0.0,
+        cap_usd: None,
+    };
+}
+
 /// The policy: the configuration, nothing else.
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -155,21 +187,23 @@ impl Policy {
         }
     }
 
-    /// May a step of `kind` in `project` start now? `step`: the step's id when it exists
+    /// May a step of `class` (its kind, and its size when the plan gave one) in `project`
+    /// start now? `step`: the step's id when it exists
     /// (an attempt after a miss is estimated at least at what the miss spent). On `Start`,
     /// the caller pushes [`Policy::reserve_for`] onto `snap.running` before asking about the
     /// next candidate ([`Policy::admit`] does both).
     pub fn decide(
         &self,
         snap: &Snapshot,
-        kind: StepKind,
+        class: impl Into<Class>,
         project: &str,
         step: Option<&str>,
     ) -> Decision {
+        let class = class.into();
         self.decide_for(
             snap,
-            kind,
-            self.reserve_for(&snap.runs, kind, project, step),
+            class.kind,
+            self.reserve_for(&snap.runs, class, project, step),
         )
     }
 
@@ -177,12 +211,13 @@ impl Policy {
     pub fn admit(
         &self,
         snap: &mut Snapshot,
-        kind: StepKind,
+        class: impl Into<Class>,
         project: &str,
         step: Option<&str>,
     ) -> Decision {
-        let r = self.reserve_for(&snap.runs, kind, project, step);
-        let d = self.decide_for(snap, kind, r);
+        let class = class.into();
+        let r = self.reserve_for(&snap.runs, class, project, step);
+        let d = self.decide_for(snap, class.kind, r);
         if matches!(d, Decision::Start { .. }) {
             snap.running.push(r);
         }
@@ -283,6 +318,7 @@ pub(super) mod tests {
             kind,
             project: project.into(),
             step_id: "s".into(),
+            size: None,
             cost_usd: cost,
             // Ten minutes long.
             started_ms: NOW - ago_ms - 10 * MINUTE_MS,

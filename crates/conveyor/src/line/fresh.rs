@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use conveyor_api::{StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Admitted;
 use crate::claude::{Invocation, Report, Verdict as RunVerdict};
 use crate::judge::JudgeHooks;
 use crate::state::Shared;
@@ -20,7 +21,7 @@ use crate::{Result, git, hook};
 use super::give_to_agent;
 use super::miss::{budget_cap_hit, usage_limit_hit};
 use super::run::{record_run_end, run_agent};
-use super::step::{budget_cap, invocation};
+use super::step::invocation;
 
 /// The files of one attempt.
 #[derive(Debug, Clone)]
@@ -88,7 +89,7 @@ pub(super) async fn run(
     (line, step): (&LineRow, &StepRow),
     f: &Files,
     run: Fresh<'_>,
-    estimate: f64,
+    admitted: Admitted,
     cancel: &CancellationToken,
 ) -> Result<Ended> {
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
@@ -124,7 +125,7 @@ pub(super) async fn run(
             kind: run.kind,
             attempt: f.attempt,
             resumed: false,
-            estimate_usd: estimate,
+            estimate_usd: admitted.estimate_usd,
             log_path: Some(&f.log.to_string_lossy()),
         },
     )
@@ -148,7 +149,7 @@ pub(super) async fn run(
         agent,
         agents,
         env,
-        max_budget_usd: budget_cap(sh, estimate),
+        max_budget_usd: admitted.cap_usd,
         log: f.log.clone(),
         ..invocation(sh, line, step)
     };

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use conveyor_api::{DecisionSource, QuestionStatus, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Admitted;
 use crate::judge::reads::Reads;
 use crate::judge::rules::{self, Sorted};
 use crate::judge::verdict::{self, Call};
@@ -339,7 +340,7 @@ pub(super) async fn run_judge(
     sh: &Shared,
     line: &LineRow,
     step: &StepRow,
-    estimate: f64,
+    admitted: Admitted,
     cancel: &CancellationToken,
 ) -> Result<()> {
     if super::is_cancelled(sh, &line.id).await? || cancel.is_cancelled() {
@@ -435,7 +436,7 @@ pub(super) async fn run_judge(
         guarded: judge::GUARDED_TOOLS,
         agent: None,
     };
-    match fresh::run(sh, (line, step), &f, run, estimate, cancel).await? {
+    match fresh::run(sh, (line, step), &f, run, admitted, cancel).await? {
         Ended::Finished { run_id, .. } => {
             let text = std::fs::read_to_string(&f.verdict).unwrap_or_default();
             match verdict::check(&text, &ids, &open_ids) {

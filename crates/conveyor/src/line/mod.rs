@@ -25,9 +25,10 @@ mod step;
 
 use std::path::{Path, PathBuf};
 
-use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepState};
+use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepSize, StepState};
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Admitted;
 use crate::events::EventBody;
 use crate::exec;
 use crate::git;
@@ -53,6 +54,8 @@ pub(crate) enum Action {
     /// Run this step (the budget is asked first).
     Step {
         kind: StepKind,
+        /// The planner's size of the step, when its plan gave one.
+        size: Option<StepSize>,
         /// The step's id, once it exists (the planner of a new line has none yet).
         step: Option<String>,
     },
@@ -124,6 +127,7 @@ pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
             if steps.is_empty() {
                 Action::Step {
                     kind: StepKind::Planner,
+                    size: None,
                     step: None,
                 }
             } else if !judging && has_unvalidated(sh, &line.id).await? {
@@ -131,6 +135,7 @@ pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
             } else if let Some(s) = next_step(&steps) {
                 Action::Step {
                     kind: s.kind,
+                    size: s.size,
                     step: Some(s.id.clone()),
                 }
             } else if steps
@@ -182,10 +187,10 @@ async fn has_unvalidated(sh: &Shared, line_id: &str) -> Result<bool> {
 pub(crate) async fn advance(
     sh: &Shared,
     line_id: &str,
-    estimate: f64,
+    admitted: Admitted,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    match advance_once(sh, line_id, estimate, cancel).await {
+    match advance_once(sh, line_id, admitted, cancel).await {
         Err(e @ crate::Error::GitCancelled { .. }) => {
             tracing::info!(line = line_id, error = %e, "stopped during a git call");
             Ok(())
@@ -197,7 +202,7 @@ pub(crate) async fn advance(
 async fn advance_once(
     sh: &Shared,
     line_id: &str,
-    estimate: f64,
+    admitted: Admitted,
     cancel: &CancellationToken,
 ) -> Result<()> {
     let Some(line) = store::lines::get(&mut *sh.store.conn().await?, line_id).await? else {
@@ -241,11 +246,11 @@ async fn advance_once(
             }
             if let Some(step) = next_step(&steps).cloned() {
                 if step.kind == StepKind::Judge {
-                    judge::run_judge(sh, &line, &step, estimate, cancel).await?;
+                    judge::run_judge(sh, &line, &step, admitted, cancel).await?;
                 } else if crate::roles::CHECKERS.contains(&step.kind) {
-                    roles::run_role(sh, &line, &step, estimate, cancel).await?;
+                    roles::run_role(sh, &line, &step, admitted, cancel).await?;
                 } else {
-                    run_step(sh, &line, &step, estimate, cancel).await?;
+                    run_step(sh, &line, &step, admitted, cancel).await?;
                 }
             }
         }

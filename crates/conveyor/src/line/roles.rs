@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use conveyor_api::{LineState, ReasonCode, RoleCall, RoleVerdict, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Admitted;
 use crate::config::Checklist;
 use crate::roles::{self, Role, agent, prompt::RolePrompt, verdict, work};
 use crate::state::Shared;
@@ -112,7 +113,7 @@ pub(super) async fn run_role(
     sh: &Shared,
     line: &LineRow,
     step: &StepRow,
-    estimate: f64,
+    admitted: Admitted,
     cancel: &CancellationToken,
 ) -> Result<()> {
     if super::is_cancelled(sh, &line.id).await? || cancel.is_cancelled() {
@@ -183,7 +184,7 @@ pub(super) async fn run_role(
         guarded: roles::GUARDED_TOOLS,
         agent: def.map(|d| (d.name.clone(), d.agents_json())),
     };
-    match fresh::run(sh, (line, step), &f, run, estimate, cancel).await? {
+    match fresh::run(sh, (line, step), &f, run, admitted, cancel).await? {
         Ended::Finished { run_id, log } => {
             let text = std::fs::read_to_string(&f.verdict).unwrap_or_default();
             let log_text = std::fs::read_to_string(&log).unwrap_or_default();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepState};
 use tokio_util::sync::CancellationToken;
 
+use crate::budget::Admitted;
 use crate::claude::{Invocation, Verdict};
 use crate::events::EventBody;
 use crate::git;
@@ -49,7 +50,7 @@ pub(super) async fn run_step(
     sh: &Shared,
     line: &LineRow,
     step: &StepRow,
-    estimate: f64,
+    admitted: Admitted,
     cancel: &CancellationToken,
 ) -> Result<()> {
     let worktree = PathBuf::from(line.worktree.clone().unwrap_or_default());
@@ -117,7 +118,7 @@ pub(super) async fn run_step(
                 kind,
                 attempt,
                 resumed: resume,
-                estimate_usd: estimate,
+                estimate_usd: admitted.estimate_usd,
                 log_path: Some(&log_path),
             },
         )
@@ -153,7 +154,7 @@ pub(super) async fn run_step(
             prompt: text,
             resume,
             settings: hook.settings.clone(),
-            max_budget_usd: budget_cap(sh, estimate),
+            max_budget_usd: admitted.cap_usd,
             log,
             ..invocation(sh, line, step)
         };
@@ -291,15 +292,6 @@ pub(super) async fn run_step(
     );
     let why = (ReasonCode::SessionUnusable, reason.as_str());
     stop_line(sh, line, step, &worktree, &checkpoint, why).await
-}
-
-/// The run's `--max-budget-usd`: the policy's cap for the step's estimate, none below a
-/// hundredth of a cent.
-pub(super) fn budget_cap(sh: &Shared, estimate: f64) -> Option<f64> {
-    sh.budget
-        .policy
-        .max_budget(estimate)
-        .filter(|usd| *usd >= 0.0001)
 }
 
 /// How the CLI is run for every attempt of the step: the line's session, worktree and
@@ -445,9 +437,15 @@ mod tests {
             LineState::Cancelled
         );
 
-        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
-            .await
-            .unwrap();
+        run_step(
+            &sh,
+            &line,
+            &step,
+            sh.budget.policy.admitted_at(1.0),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
             .await
             .unwrap()
@@ -534,9 +532,15 @@ echo "Error: Session ID x is already in use." >&2; exit 1"#,
         .await;
         let sh = d.shared().clone();
         let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
-        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
-            .await
-            .unwrap();
+        run_step(
+            &sh,
+            &line,
+            &step,
+            sh.budget.policy.admitted_at(1.0),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
             .await
             .unwrap()
@@ -598,9 +602,15 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         .await;
         let sh = d.shared().clone();
         let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
-        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
-            .await
-            .unwrap();
+        run_step(
+            &sh,
+            &line,
+            &step,
+            sh.budget.policy.admitted_at(1.0),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         assert_eq!(calls(&log), ["session-id", "resume", "session-id"]);
         let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
             .await
@@ -683,9 +693,15 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
             .await
             .unwrap()
             .unwrap();
-        run_step(&sh, &line, &step, 1.0, &CancellationToken::new())
-            .await
-            .unwrap();
+        run_step(
+            &sh,
+            &line,
+            &step,
+            sh.budget.policy.admitted_at(1.0),
+            &CancellationToken::new(),
+        )
+        .await
+        .unwrap();
         let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
             .await
             .unwrap()

@@ -3,7 +3,7 @@
 //! [`column`] / [`column_opt`], which turn a name no variant carries into an error that names the
 //! column and the value — never a silent default such as `blocked`.
 
-use conveyor_api::{JournalKind, Level, LineState, QuestionStatus, StepKind, StepState};
+use conveyor_api::{JournalKind, Level, LineState, QuestionStatus, StepKind, StepSize, StepState};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
 
@@ -67,6 +67,14 @@ impl Stored for LineState {
 impl Stored for StepState {
     const WHAT: &'static str = "step state";
     const ALL: &'static [Self] = &StepState::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+impl Stored for StepSize {
+    const WHAT: &'static str = "step size";
+    const ALL: &'static [Self] = StepSize::ALL;
     fn name(self) -> &'static str {
         self.as_str()
     }

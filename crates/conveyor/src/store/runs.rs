@@ -1,10 +1,10 @@
 //! `runs`: every attempt of a step — one `claude -p` process — with its pid, outcome, cost and
 //! tokens. The budget's history and its running claims are read from here.
 
-use conveyor_api::StepKind;
+use conveyor_api::{StepKind, StepSize};
 use sqlx::{Connection, FromRow, Row, SqliteConnection};
 
-use super::names::{Stored, column};
+use super::names::{Stored, column, column_opt};
 use super::{lines, marks, now_ms};
 use crate::Result;
 
@@ -387,6 +387,8 @@ pub struct Spent {
     pub kind: StepKind,
     pub project_id: String,
     pub step_id: String,
+    /// Its step's size, as the plan gave it.
+    pub size: Option<StepSize>,
     pub cost_usd: f64,
     pub started_ms: i64,
     pub finished_ms: i64,
@@ -400,8 +402,9 @@ pub struct Spent {
 /// Database errors; a stored kind or outcome no variant carries.
 pub async fn history(c: &mut SqliteConnection, since_ms: i64, rows: i64) -> Result<Vec<Spent>> {
     let raw = sqlx::query(
-        "SELECT r.kind, l.project_id, r.step_id, r.cost_usd, r.started_at, r.finished_at, r.outcome
-         FROM runs r JOIN lines l ON l.id = r.line_id
+        "SELECT r.kind, l.project_id, r.step_id, s.size, r.cost_usd, r.started_at, r.finished_at,
+                r.outcome
+         FROM runs r JOIN lines l ON l.id = r.line_id LEFT JOIN steps s ON s.id = r.step_id
          WHERE r.finished_at IS NOT NULL AND r.outcome != 'running'
            AND (r.finished_at >= ?1 OR r.id > (SELECT COALESCE(MAX(id), 0) FROM runs) - ?2)
          ORDER BY r.finished_at, r.id",
@@ -417,6 +420,7 @@ pub async fn history(c: &mut SqliteConnection, since_ms: i64, rows: i64) -> Resu
                 kind: column(r, "kind")?,
                 project_id: r.try_get("project_id")?,
                 step_id: r.try_get("step_id")?,
+                size: column_opt(r, "size")?,
                 cost_usd: r.try_get("cost_usd")?,
                 started_ms: r.try_get("started_at")?,
                 finished_ms: r.try_get("finished_at")?,
@@ -435,6 +439,7 @@ pub struct Claim {
     pub line_id: String,
     pub project_id: String,
     pub kind: StepKind,
+    pub size: Option<StepSize>,
     pub estimate_usd: f64,
 }
 
@@ -461,7 +466,7 @@ pub async fn spent_since(c: &mut SqliteConnection, since_ms: i64) -> Result<f64>
 /// Database errors.
 pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
     let raw = sqlx::query(
-        "SELECT r.id, s.n, r.line_id, r.estimate_usd, r.kind, l.project_id
+        "SELECT r.id, s.n, s.size, r.line_id, r.estimate_usd, r.kind, l.project_id
          FROM runs r JOIN lines l ON l.id = r.line_id JOIN steps s ON s.id = r.step_id
          WHERE r.outcome = 'running' ORDER BY r.id",
     )
@@ -476,6 +481,7 @@ pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
                 line_id: r.try_get("line_id")?,
                 project_id: r.try_get("project_id")?,
                 kind: column(r, "kind")?,
+                size: column_opt(r, "size")?,
                 estimate_usd: r.try_get("estimate_usd")?,
             })
         })

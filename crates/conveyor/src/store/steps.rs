@@ -1,11 +1,11 @@
 //! `steps`: a line's steps in order. A step's attempts are `runs` rows; the API shows a step
 //! with its runs summed ([`StepWithCost`]).
 
-use conveyor_api::{self as api, Level, StepKind, StepState};
+use conveyor_api::{self as api, Level, StepKind, StepSize, StepState};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{Connection, FromRow, Row, SqliteConnection};
 
-use super::names::{Stored, column};
+use super::names::{Stored, column, column_opt};
 use super::{lines, marks, questions, runs};
 use crate::Result;
 use crate::config::Check;
@@ -16,6 +16,8 @@ pub struct StepRow {
     pub line_id: String,
     pub n: i64,
     pub kind: StepKind,
+    /// The planner's guess of its size (a plan's executor step that gave one).
+    pub size: Option<StepSize>,
     pub title: String,
     pub task: String,
     /// JSON of `[Check]` (see [`StepRow::checks`]).
@@ -44,6 +46,7 @@ impl FromRow<'_, SqliteRow> for StepRow {
             line_id: r.try_get("line_id")?,
             n: r.try_get("n")?,
             kind: column(r, "kind")?,
+            size: column_opt(r, "size")?,
             title: r.try_get("title")?,
             task: r.try_get("task")?,
             checks: r.try_get("checks")?,
@@ -69,6 +72,7 @@ pub struct StepWithCost {
     pub line_id: String,
     pub n: i64,
     pub kind: StepKind,
+    pub size: Option<StepSize>,
     pub title: String,
     pub state: StepState,
     pub attempts: i64,
@@ -92,6 +96,7 @@ impl FromRow<'_, SqliteRow> for StepWithCost {
             line_id: r.try_get("line_id")?,
             n: r.try_get("n")?,
             kind: column(r, "kind")?,
+            size: column_opt(r, "size")?,
             title: r.try_get("title")?,
             state: column(r, "state")?,
             attempts: r.try_get("attempts")?,
@@ -117,6 +122,7 @@ impl StepWithCost {
             kind: self.kind,
             title: self.title.clone(),
             state: self.state,
+            size: self.size,
             attempts: u32::try_from(self.attempts).unwrap_or(0),
             session_id: self.session_id.clone(),
             agent: self.agent.clone(),
@@ -138,7 +144,7 @@ impl StepWithCost {
 }
 
 const STEP_WITH_COST: &str =
-    "SELECT s.id, s.line_id, s.n, s.kind, s.title, s.state, s.attempts, s.error, s.session_id,
+    "SELECT s.id, s.line_id, s.n, s.kind, s.size, s.title, s.state, s.attempts, s.error, s.session_id,
         s.agent, s.verdict,
         COALESCE(SUM(r.cost_usd), 0.0) AS cost_usd,
         COALESCE(SUM(r.input_tokens), 0) AS input_tokens,
@@ -236,18 +242,19 @@ pub async fn add(
     // refused the upgrade ("database is locked") when another writer came in between. Not
     // inside another transaction: that is what `add_in` is for.
     let mut tx = c.begin_with("BEGIN IMMEDIATE").await?;
-    let id = insert(&mut tx, line_id, kind, title, task, checks).await?;
+    let id = insert(&mut tx, line_id, kind, None, title, task, checks).await?;
     let step = get(&mut tx, &id).await?;
     tx.commit().await?;
     Ok(step.expect("just inserted"))
 }
 
 /// Appends a pending step after the line's last one on `conn` (inside the caller's
-/// transaction); returns its id.
+/// transaction); returns its id. `size`: the planner's, for a plan's step.
 async fn insert(
     conn: &mut SqliteConnection,
     line_id: &str,
     kind: StepKind,
+    size: Option<StepSize>,
     title: &str,
     task: &str,
     checks: &[Check],
@@ -258,12 +265,14 @@ async fn insert(
         .await?;
     let id = uuid::Uuid::new_v4().to_string();
     sqlx::query(
-        "INSERT INTO steps (id, line_id, n, kind, title, task, checks, state) VALUES (?,?,?,?,?,?,?, 'pending')",
+        "INSERT INTO steps (id, line_id, n, kind, size, title, task, checks, state)
+         VALUES (?,?,?,?,?,?,?,?, 'pending')",
     )
     .bind(&id)
     .bind(line_id)
     .bind(n)
     .bind(kind.name())
+    .bind(size.map(Stored::name))
     .bind(title)
     .bind(task)
     .bind(serde_json::to_string(checks).unwrap_or_else(|_| "[]".into()))
@@ -363,7 +372,7 @@ pub async fn add_in(
     title: &str,
     task: &str,
 ) -> Result<String> {
-    insert(conn, line_id, kind, title, task, &[]).await
+    insert(conn, line_id, kind, None, title, task, &[]).await
 }
 
 /// Sets the step's state and error (`None` clears it).
@@ -509,6 +518,7 @@ pub async fn record_done(c: &mut SqliteConnection, d: Done<'_>) -> Result<()> {
                 &mut tx,
                 d.line_id,
                 StepKind::Executor,
+                s.size,
                 &s.title,
                 &s.task,
                 &s.checks,

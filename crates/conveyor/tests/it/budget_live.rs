@@ -24,7 +24,7 @@ async fn a_running_steps_live_spend_shows_and_the_servers_utilisation_moves_the_
         .await;
     let line = d.line("live", "write done.txt").await;
     let (c, mock) = (d.client(), d.mock());
-    let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
+    let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "size": "xs", "checks": [{"cmd": "test -f done.txt"}]}]});
     let mut first = bash("echo one");
     first["utilization"] = json!({"five_hour": 0.1, "seven_day": 0.01});
     let mut held = write("done.txt", "done\n");
@@ -72,8 +72,14 @@ async fn a_running_steps_live_spend_shows_and_the_servers_utilisation_moves_the_
     );
     // One observation: (the planner's cost + this live spend) ÷ 10%. The seven days' 1% is
     // too small to say anything.
-    let planner = c.line(&line.id).await.unwrap().line.steps[0].cost_usd;
+    let steps = c.line(&line.id).await.unwrap().line.steps;
+    let planner = steps[0].cost_usd;
     assert!(planner > 0.0);
+    // The plan's size is the running step's, as the budget learns from it.
+    assert_eq!(
+        steps.iter().map(|s| s.size).collect::<Vec<_>>(),
+        [None, Some(conveyor_api::StepSize::Xs)]
+    );
     let window = budget
         .pools
         .iter()

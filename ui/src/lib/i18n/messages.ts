@@ -144,6 +144,13 @@ const ru = {
   'stepKind.investigate': 'разбор отката',
   'stepKind.judge': 'судья',
 
+  'stepSize.xs': 'XS',
+  'stepSize.s': 'S',
+  'stepSize.m': 'M',
+  'stepSize.l': 'L',
+  'stepSize.xl': 'XL',
+  'step.size': 'Размер шага по оценке постановщика: {size}. По нему бюджет оценивает шаг до запуска.',
+
   'group.attention': 'Ждут вас',
   'group.running': 'В работе',
   'group.queued': 'В очереди',
@@ -706,6 +713,13 @@ const en: Record<MessageKey, string> = {
   'stepKind.answer': 'your answers',
   'stepKind.investigate': 'investigate',
   'stepKind.judge': 'judge',
+
+  'stepSize.xs': 'XS',
+  'stepSize.s': 'S',
+  'stepSize.m': 'M',
+  'stepSize.l': 'L',
+  'stepSize.xl': 'XL',
+  'step.size': "The planner's size of the step: {size}. The budget estimates the step by it before it runs.",
 
   'group.attention': 'Need you',
   'group.running': 'Running',
