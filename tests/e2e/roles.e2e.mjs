@@ -56,7 +56,7 @@ before(async () => {
     1: [
       writePlan({
         level: 'medium',
-        steps: [{ title: 'greet', task: 'write hello.txt', checks: [{ cmd: 'test -f hello.txt', expect_exit: 0 }] }],
+        steps: [{ title: 'greet', task: 'write hello.txt', size: 's', checks: [{ cmd: 'test -f hello.txt', expect_exit: 0 }] }],
       }),
       text('planned'),
     ],
@@ -182,6 +182,11 @@ test("a medium line's chain: the project's reviewer sends it back, a fixer mends
   assert.equal(done.roundsText, null);
   assert.deepEqual(done.offered, []);
   assert.equal((await d.text('[data-testid=line-level-name]')).trim(), 'Уровень: средний');
+  // The planner's size of the executor's step, beside its title (the plan passed the hook).
+  const sized = await d.script(
+    "return [...document.querySelectorAll('[data-testid=step-row]')].filter((r) => r.querySelector('[data-testid=step-size]')).map((r) => [r.dataset.kind, r.querySelector('[data-testid=step-size]').textContent, r.querySelector('[data-testid=step-size]').title]);",
+  );
+  assert.deepEqual(sized, [['executor', 'S', 'Размер шага по оценке постановщика: S. По нему бюджет оценивает шаг до запуска.']]);
   assert.equal(git(repo, 'show', 'main:hello.txt'), 'hello\n');
   await screenshot(d, 'roles-chain');
 });
