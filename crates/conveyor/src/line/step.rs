@@ -396,6 +396,14 @@ mod tests {
     use super::*;
     use std::path::Path;
 
+    /// One run of `step`, admitted at $1.
+    async fn run_once(sh: &Shared, line: &LineRow, step: &StepRow) {
+        let admitted = sh.budget.policy.admitted_at(1.0);
+        run_step(sh, line, step, admitted, &CancellationToken::new())
+            .await
+            .unwrap();
+    }
+
     /// A cancel that comes while the flow moves the line on is kept, and no agent is started
     /// for a cancelled line.
     #[tokio::test]
@@ -437,15 +445,7 @@ mod tests {
             LineState::Cancelled
         );
 
-        run_step(
-            &sh,
-            &line,
-            &step,
-            sh.budget.policy.admitted_at(1.0),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        run_once(&sh, &line, &step).await;
         let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &id)
             .await
             .unwrap()
@@ -532,15 +532,7 @@ echo "Error: Session ID x is already in use." >&2; exit 1"#,
         .await;
         let sh = d.shared().clone();
         let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
-        run_step(
-            &sh,
-            &line,
-            &step,
-            sh.budget.policy.admitted_at(1.0),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        run_once(&sh, &line, &step).await;
         let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
             .await
             .unwrap()
@@ -602,15 +594,7 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         .await;
         let sh = d.shared().clone();
         let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
-        run_step(
-            &sh,
-            &line,
-            &step,
-            sh.budget.policy.admitted_at(1.0),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        run_once(&sh, &line, &step).await;
         assert_eq!(calls(&log), ["session-id", "resume", "session-id"]);
         let s = store::steps::get(&mut sh.store.conn().await.unwrap(), &step.id)
             .await
@@ -693,15 +677,7 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
             .await
             .unwrap()
             .unwrap();
-        run_step(
-            &sh,
-            &line,
-            &step,
-            sh.budget.policy.admitted_at(1.0),
-            &CancellationToken::new(),
-        )
-        .await
-        .unwrap();
+        run_once(&sh, &line, &step).await;
         let l = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
             .await
             .unwrap()
