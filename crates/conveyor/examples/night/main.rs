@@ -461,7 +461,7 @@ fn simulate(
                                 None
                             } else {
                                 policy
-                                    .admitted(&snap.runs, class, &l.project, estimate_usd)
+                                    .admitted(&snap.runs, kind, &l.project, estimate_usd)
                                     .cap_usd
                             };
                             (reserve, cap)

@@ -52,18 +52,9 @@ impl Policy {
     /// of that spread the step belongs to before it has spent anything.
     pub fn history(&self, runs: &[Run], class: impl Into<Class>, project: Option<&str>) -> History {
         let Class { kind, size } = class.into();
-        let of_kind = self.history_of(runs, kind, None, project);
-        match size {
-            Some(size) => {
-                let sized = self.history_of(runs, kind, Some(size), project);
-                if sized.samples.len() >= SIZE_MIN_SAMPLES {
-                    sized
-                } else {
-                    of_kind
-                }
-            }
-            None => of_kind,
-        }
+        size.map(|s| self.history_of(runs, kind, Some(s), project))
+            .filter(|sized| sized.samples.len() >= SIZE_MIN_SAMPLES)
+            .unwrap_or_else(|| self.history_of(runs, kind, None, project))
     }
 
     /// [`Policy::history`] of the runs of `kind` (and of `size`, when given).
@@ -224,7 +215,7 @@ impl Policy {
         }
     }
 
-    /// A step of `class` in `project` let through at `estimate_usd`: capped at its estimate or
+    /// A step of `kind` in `project` let through at `estimate_usd`: capped at its estimate or
     /// its kind's, whichever is larger. The planner's size narrows what a step claims of the
     /// budget, never its cap: a step sized too small is not cut for the planner's error (on the
     /// simulator's bimodal nights with a poor planner, σ 1.2, capping at the sized estimate
@@ -232,11 +223,11 @@ impl Policy {
     pub fn admitted(
         &self,
         runs: &[Run],
-        class: impl Into<Class>,
+        kind: StepKind,
         project: &str,
         estimate_usd: f64,
     ) -> Admitted {
-        let kind = self.estimate(runs, class.into().kind, Some(project)).usd;
+        let kind = self.estimate(runs, kind, Some(project)).usd;
         Admitted {
             estimate_usd,
             ..self.admitted_at(estimate_usd.max(kind))
@@ -424,7 +415,7 @@ mod tests {
             kind: StepKind::Executor,
             size: Some(StepSize::S),
         };
-        let a = p.admitted(&runs, small_step, "p", small.usd);
+        let a = p.admitted(&runs, small_step.kind, "p", small.usd);
         assert_eq!(a.estimate_usd, 1.0);
         assert_eq!(a.cap_usd, p.max_budget(8.0));
         assert_eq!(p.admitted_at(1.0).cap_usd, p.max_budget(1.0));
