@@ -2,7 +2,7 @@
 //! counted for as it spends, and how the claims add up over time against the spending that
 //! leaves a rolling pool ([`Policy::peak`], what admission checks).
 
-use super::estimate::quantile;
+use super::estimate::{mean, quantile};
 use super::policy::{Class, MINUTE_MS, Policy, Run, Snapshot};
 use super::pool::Pool;
 
@@ -19,8 +19,10 @@ const PAST_HISTORY_TYPICAL: f64 = 1.5;
 pub struct Reserve {
     /// Its estimate: what it is admitted with and capped by.
     pub estimate_usd: f64,
-    /// What a step like it typically costs: the median of the same history × (1 + margin),
-    /// never above the estimate.
+    /// What a step like it costs on average: the mean of the same history × (1 + margin),
+    /// never above the estimate. The mean, not the median: claims add up, and the costs of
+    /// many steps gather around the sum of their means, which a heavy tail puts well above
+    /// the sum of their medians.
     pub typical_usd: f64,
     /// What it has spent so far (a running step's live cost; 0 for a candidate). Both figures
     /// above are the whole step's and never below it.
@@ -28,6 +30,10 @@ pub struct Reserve {
     /// The fastest it is expected to spend, USD a minute (infinite when unknown: then its
     /// whole claim counts at once).
     pub rate_usd_min: f64,
+    /// When a running step started, unix ms: its spend so far was spent since then and leaves
+    /// a rolling pool accordingly ([`Policy::pools`]). `None` for a candidate, or when not
+    /// known: then its spend so far counts as spent now.
+    pub started_ms: Option<i64>,
 }
 
 impl Reserve {
@@ -38,13 +44,14 @@ impl Reserve {
             typical_usd: usd,
             live_usd: 0.0,
             rate_usd_min: f64::INFINITY,
+            started_ms: None,
         }
     }
 
     /// What is still to come of the claim and of the typical cost by `minutes` from now, at
-    /// most its rate; `in_pool`: the pool's count holds the step's spend so far (our own count
-    /// with live costs), so only the rest is claimed. The server's count holds it only up to
-    /// its event, and a claim there is counted whole, as it was admitted.
+    /// most its rate; `in_pool`: the pool's count holds the step's spend so far (with live
+    /// costs: the server's utilisation what it spent before the event, the pool the rest), so
+    /// only the rest is claimed.
     fn by(&self, minutes: f64, in_pool: bool) -> (f64, f64) {
         let spent = if in_pool { self.live_usd } else { 0.0 };
         let high = (self.estimate_usd - spent).max(0.0);
@@ -88,7 +95,7 @@ impl Policy {
         self.reserve(runs, class, project, est, floor)
     }
 
-    /// The claim of a step with this estimate: its typical cost is the median of the history
+    /// The claim of a step with this estimate: its typical cost is the mean of the history
     /// its estimate rests on × (1 + margin) (at least `floor`, at most the estimate).
     pub fn reserve(
         &self,
@@ -101,13 +108,14 @@ impl Policy {
         let class = class.into();
         let e = self.estimate(runs, class, Some(project));
         let typical = e
-            .median
+            .mean
             .map_or(estimate_usd, |m| (m * (1.0 + self.cfg.margin)).max(floor));
         Reserve {
             estimate_usd,
             typical_usd: typical.min(estimate_usd),
             live_usd: 0.0,
             rate_usd_min: self.rate(&self.history(runs, class, Some(project))),
+            started_ms: None,
         }
     }
 
@@ -117,7 +125,7 @@ impl Policy {
     /// A step's cost is known only when it ends; while it runs, its spend so far says which
     /// part of its kind's history it belongs to. Of the samples its estimate rests on, those
     /// that cost at least `live_usd` are the steps that were still running at this point, and
-    /// their `estimate_quantile` (× 1 + margin, × the misses' raise) and median (× 1 + margin)
+    /// their `estimate_quantile` (× 1 + margin, × the misses' raise) and mean (× 1 + margin)
     /// are this step's claim and typical cost: a step past the small mode of a bimodal kind
     /// is claimed as a large one, and one deep in a heavy tail is claimed at the tail's
     /// quantile, not at the estimate it has outrun. Beyond all but a few samples, history says
@@ -145,7 +153,7 @@ impl Policy {
         let (high, typical) = if above.len() >= LIVE_MIN_SAMPLES {
             (
                 quantile(above, self.cfg.estimate_quantile) * m * self.raise(h.misses),
-                quantile(above, 0.5) * m,
+                mean(above) * m,
             )
         } else {
             (live * PAST_HISTORY_HIGH, live * PAST_HISTORY_TYPICAL)
@@ -156,6 +164,7 @@ impl Policy {
             typical_usd: admitted.typical_usd.max(typical).max(live).min(estimate),
             live_usd: live,
             rate_usd_min: admitted.rate_usd_min,
+            started_ms: None,
         }
     }
 
@@ -176,7 +185,7 @@ impl Policy {
     /// their rates; [`Policy::need`] says how the claims add up.
     fn level(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve, minutes: f64) -> f64 {
         let all = snap.running.iter().chain(std::iter::once(&candidate));
-        let in_pool = pool.utilization.is_none() && snap.live;
+        let in_pool = snap.live;
         if pool.utilization.is_none() && !snap.live {
             return all.fold(0.0, |a, r| a + r.by(minutes, false).0);
         }
@@ -198,7 +207,7 @@ impl Policy {
     /// of the spending leaves and when every claim can have been spent; between those points
     /// it only rises. A claim without a known rate counts in full at once, as before.
     pub fn peak(&self, pool: &Pool, snap: &Snapshot, candidate: Reserve) -> f64 {
-        let in_pool = pool.utilization.is_none() && snap.live;
+        let in_pool = snap.live;
         let horizon = snap
             .running
             .iter()
@@ -276,7 +285,7 @@ mod tests {
     }
 
     #[test]
-    fn a_claims_typical_cost_is_the_median_with_the_margin_below_the_estimate() {
+    fn a_claims_typical_cost_is_the_mean_with_the_margin_below_the_estimate() {
         let p = Policy::new(BudgetConfig {
             margin: 0.1,
             ..cfg()
@@ -287,9 +296,10 @@ mod tests {
             .map(|(i, c)| done(*c, HOUR_MS + i64::try_from(i).unwrap()))
             .collect();
         let r = p.reserve_for(&runs, StepKind::Executor, "p", None);
-        // p90 of the five: 3.4; the median: 1.
+        // p90 of the five: 3.4; the mean: 1.8 (the median, 1, would hide the $5 run: five such
+        // steps together cost 9, not 5).
         assert!((r.estimate_usd - 3.4 * 1.1).abs() < 1e-9, "{r:?}");
-        assert!((r.typical_usd - 1.1).abs() < 1e-9, "{r:?}");
+        assert!((r.typical_usd - 1.8 * 1.1).abs() < 1e-9, "{r:?}");
         // After a miss of 4, the step's claim is at least 4 × 1.1, typically too.
         let mut runs = runs;
         runs.push(Run {
@@ -342,12 +352,13 @@ mod tests {
     }
 
     #[test]
-    fn by_our_own_count_the_pool_holds_what_running_steps_have_spent() {
+    fn the_pool_holds_what_running_steps_have_spent_and_they_claim_the_rest() {
         let p = Policy::new(cfg());
         let mut s = snap(vec![done(2.0, 10 * MINUTE_MS)]);
         s.live = true;
         s.running = vec![Reserve {
             live_usd: 1.5,
+            started_ms: Some(NOW - 10 * MINUTE_MS),
             ..Reserve::fixed(3.0)
         }];
         let pool = &p.pools(&s)[0];
@@ -359,15 +370,32 @@ mod tests {
             Decision::Start { estimate_usd: 5.0 }
         );
         // The server's word already holds it: not counted twice.
-        s.server = Some(ServerView {
-            observed_ms: NOW,
+        let server = |ago| ServerView {
+            observed_ms: NOW - ago,
             window: Some(ServerWindow {
                 utilization: 0.35,
                 resets_at_ms: None,
             }),
             ..ServerView::default()
-        });
+        };
+        s.server = Some(server(0));
         assert!((p.pools(&s)[0].spent_usd - 3.5).abs() < 1e-9);
+        // Its event five minutes old: the server holds what the step spent in its first half,
+        // and the pool adds the rest (1.5 × (1 − ½²), the rate taken as rising); the step
+        // still claims only what it has not spent, 1.5: a $3.50 step fits (4.625 + 1.5 + 3.5 ≤
+        // 10), a $4 one does not.
+        s.server = Some(server(5 * MINUTE_MS));
+        let pool = &p.pools(&s)[0];
+        assert!((pool.spent_usd - (3.5 + 1.125)).abs() < 1e-9, "{pool:?}");
+        assert!((p.need(pool, &s, Reserve::fixed(5.0)) - 6.5).abs() < 1e-9);
+        assert_eq!(
+            p.decide_for(&s, StepKind::Executor, Reserve::fixed(3.5)),
+            Decision::Start { estimate_usd: 3.5 }
+        );
+        assert!(matches!(
+            p.decide_for(&s, StepKind::Executor, Reserve::fixed(4.0)),
+            Decision::Wait { .. }
+        ));
     }
 
     #[test]
@@ -381,14 +409,11 @@ mod tests {
                 r
             })
             .collect();
-        // $8 of a planner that ended 55 minutes ago: it leaves the hour's window in 5.
-        runs.push(run(
-            StepKind::Planner,
-            "p",
-            8.0,
-            55 * MINUTE_MS,
-            Outcome::Done,
-        ));
+        // $8 of a one-minute planner that ended 55 minutes ago: it leaves the hour's window in
+        // 5, all at once (a run is cut into pieces only when it is long against the window).
+        let mut planner = run(StepKind::Planner, "p", 8.0, 55 * MINUTE_MS, Outcome::Done);
+        planner.started_ms = planner.finished_ms - MINUTE_MS;
+        runs.push(planner);
         let s = snap(runs);
         let c = p.reserve_for(&s.runs, StepKind::Executor, "p", None);
         assert_eq!(c.estimate_usd, 5.0);

@@ -189,9 +189,12 @@ impl Budget {
                 kind: c.kind,
                 size: c.size,
             };
-            let r = self
-                .policy
-                .running(&runs, class, &c.project_id, c.estimate_usd, live);
+            let r = Reserve {
+                started_ms: Some(c.started_ms),
+                ..self
+                    .policy
+                    .running(&runs, class, &c.project_id, c.estimate_usd, live)
+            };
             // An admitted line's recorded run counts by its admitted estimate (below).
             if !admitted.contains_key(&c.line_id) {
                 running.push(r);
@@ -338,7 +341,10 @@ mod tests {
         let r = testing::run(&store, &step.id, &line).await;
         testing::exec(
             &store,
-            &format!("UPDATE runs SET estimate_usd = 1.25 WHERE id = {r}"),
+            &format!(
+                "UPDATE runs SET estimate_usd = 1.25, started_at = {} WHERE id = {r}",
+                NOW - 3 * MIN
+            ),
         )
         .await;
         let raw = r#"{"type":"rate_limit_event","rate_limit_info":{"status":"allowed","resetsAt":1800003600,"rateLimitType":"five_hour","unifiedWindows":{"five_hour":{"utilization":0.31,"resetsAt":1800003600},"seven_day":{"utilization":0.12,"resetsAt":1800300000}}}}"#;
@@ -367,7 +373,14 @@ mod tests {
         let p = &b.policy;
         assert!((p.retry_floor(&s.runs, &missed) - 0.5 * (1.0 + p.cfg.margin)).abs() < 1e-9);
         // No fixer history: its typical cost is its estimate.
-        assert_eq!(s.running, [Reserve::fixed(1.25)]);
+        // With when it started: what it spends leaves the window from then.
+        assert_eq!(
+            s.running,
+            [Reserve {
+                started_ms: Some(NOW - 3 * MIN),
+                ..Reserve::fixed(1.25)
+            }]
+        );
         let v = s.server.unwrap();
         assert!(!v.rejected);
         assert_eq!(

@@ -371,7 +371,15 @@ pub(super) mod tests {
     #[test]
     fn over_the_threshold_waits_until_enough_spending_ages_out() {
         let p = Policy::new(cfg());
-        let s = snap(vec![done(6.0, 50 * MINUTE_MS), done(4.0, 10 * MINUTE_MS)]);
+        // Two runs of a minute each (a longer run leaves the window piece by piece: `pool.rs`).
+        let s = snap(
+            [done(6.0, 50 * MINUTE_MS), done(4.0, 10 * MINUTE_MS)]
+                .map(|mut r| {
+                    r.started_ms = r.finished_ms - MINUTE_MS;
+                    r
+                })
+                .to_vec(),
+        );
         // The 6 spent 50 minutes ago leaves the hour-long window in 10 minutes; then 4 + 1 fits.
         let (until, _) = wait(&p.decide(&s, StepKind::Planner, "p", None));
         assert_eq!(until, NOW + 10 * MINUTE_MS);

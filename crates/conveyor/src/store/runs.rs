@@ -441,6 +441,8 @@ pub struct Claim {
     pub kind: StepKind,
     pub size: Option<StepSize>,
     pub estimate_usd: f64,
+    /// When the run started, unix ms (its spend so far leaves a rolling pool from then).
+    pub started_ms: i64,
 }
 
 /// What the runs that ended after `since_ms` spent after it: a run that began before it counts
@@ -466,7 +468,7 @@ pub async fn spent_since(c: &mut SqliteConnection, since_ms: i64) -> Result<f64>
 /// Database errors.
 pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
     let raw = sqlx::query(
-        "SELECT r.id, s.n, s.size, r.line_id, r.estimate_usd, r.kind, l.project_id
+        "SELECT r.id, s.n, s.size, r.line_id, r.estimate_usd, r.kind, l.project_id, r.started_at
          FROM runs r JOIN lines l ON l.id = r.line_id JOIN steps s ON s.id = r.step_id
          WHERE r.outcome = 'running' ORDER BY r.id",
     )
@@ -483,6 +485,7 @@ pub async fn claims(c: &mut SqliteConnection) -> Result<Vec<Claim>> {
                 kind: column(r, "kind")?,
                 size: column_opt(r, "size")?,
                 estimate_usd: r.try_get("estimate_usd")?,
+                started_ms: r.try_get("started_at")?,
             })
         })
         .collect::<std::result::Result<_, sqlx::Error>>()?;
