@@ -17,8 +17,9 @@
 //! - `fcfs` starts the next step of the earliest line whenever a slot is free, with no budget
 //!   check and no cap; only the account's limit stops it. `no-packing` is the policy with
 //!   head-of-line blocking (the first step that does not fit stops admission). `oracle` is the
-//!   policy's rule and packing with every step's true cost as its estimate (and no cap): a
-//!   feasible schedule, so a lower bound on the optimum, as the printed bound is an upper one.
+//!   policy's rule and packing with every step's true cost as its estimate, its true rate and
+//!   what it has spent so far (and no cap): a feasible schedule, so a lower bound on the
+//!   optimum, as the printed bound is an upper one.
 //!
 //! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--first-seed N]
 //! [--hours H] [--server] [--live] [--sizes SIGMA] [--no-retry-floor]` (`--live`: the running
@@ -86,8 +87,9 @@ enum Mode {
     Policy,
     NoPacking,
     Fcfs,
-    /// The policy's rule and packing with every step's true cost as its estimate: what
-    /// perfect estimates would give (a feasible schedule, so a lower bound on the optimum).
+    /// The policy's rule and packing with every step's true cost as its estimate, its true rate
+    /// and its spend so far: what perfect estimates would give (a feasible schedule, so a lower
+    /// bound on the optimum).
     Oracle,
 }
 
@@ -371,24 +373,37 @@ fn simulate(
                 .iter()
                 .filter_map(|l| {
                     let r = l.running.as_ref()?;
-                    if exact_running && mode != Mode::Oracle {
-                        // What the live cost could tell at best: the step's true cost.
-                        let c = l.steps[l.next].cost;
+                    let started_ms = Some(r.started * MIN_MS);
+                    let s = &l.steps[l.next];
+                    if mode == Mode::Oracle {
+                        // Everything known: its cost, its rate and what it has spent.
                         return Some(Reserve {
-                            estimate_usd: c,
-                            typical_usd: c,
                             live_usd: r.charged,
-                            rate_usd_min: r.reserve.rate_usd_min,
+                            started_ms,
+                            ..r.reserve
                         });
                     }
-                    Some(if live && mode != Mode::Oracle {
-                        policy.running(
-                            &history,
-                            class(&l.steps[l.next]),
-                            &l.project,
-                            r.reserve.estimate_usd,
-                            r.charged,
-                        )
+                    if exact_running {
+                        // What the live cost could tell at best: the step's true cost.
+                        return Some(Reserve {
+                            estimate_usd: s.cost,
+                            typical_usd: s.cost,
+                            live_usd: r.charged,
+                            rate_usd_min: r.reserve.rate_usd_min,
+                            started_ms,
+                        });
+                    }
+                    Some(if live {
+                        Reserve {
+                            started_ms,
+                            ..policy.running(
+                                &history,
+                                class(s),
+                                &l.project,
+                                r.reserve.estimate_usd,
+                                r.charged,
+                            )
+                        }
                     } else {
                         r.reserve
                     })
@@ -405,7 +420,7 @@ fn simulate(
             }),
             // Never parked yet: no park (its start, `i64::MIN`, would overflow in minutes).
             park_until: (park_until != i64::MIN).then(|| park_until.saturating_mul(MIN_MS)),
-            live: live && mode != Mode::Oracle,
+            live: live || mode == Mode::Oracle,
             window_calibration: proposal.clone(),
         };
         for &i in &order {
@@ -419,7 +434,13 @@ fn simulate(
             let kind = l.steps[l.next].kind;
             let class = class(&l.steps[l.next]);
             let reserve = if mode == Mode::Oracle {
-                Reserve::fixed(l.steps[l.next].cost)
+                let s = &l.steps[l.next];
+                #[allow(clippy::cast_precision_loss)]
+                let rate_usd_min = s.cost / s.minutes as f64;
+                Reserve {
+                    rate_usd_min,
+                    ..Reserve::fixed(s.cost)
+                }
             } else if let Some(sigma) = size_hint {
                 let step_id = format!("{}/{}", l.project, l.next);
                 let base = policy.reserve_for(&snap.runs, kind, &l.project, Some(&step_id));
