@@ -117,15 +117,16 @@ impl Policy {
         let fresh = server.filter(|(at, w)| {
             *at > now - span && *at <= now && w.resets_at_ms.is_none_or(|r| r > now)
         });
+        // Within the span: a fresh report is never older than it.
         let from = fresh.map_or(now - span, |(at, _)| at);
         let mut leaves: Vec<(i64, f64)> = Vec::new();
         for r in &snap.runs {
-            if r.finished_ms > from && r.finished_ms > now - span && r.finished_ms <= now {
+            if r.finished_ms > from && r.finished_ms <= now {
                 spread(
                     r.started_ms,
                     r.finished_ms,
                     r.cost_usd,
-                    from.max(now - span),
+                    from,
                     span,
                     &mut leaves,
                 );
@@ -135,14 +136,7 @@ impl Policy {
         // that is not known); the server's utilisation holds what they spent before its event.
         for r in snap.running.iter().filter(|r| r.live_usd > 0.0) {
             let start = r.started_ms.map_or(now, |s| s.min(now));
-            spread(
-                start,
-                now,
-                r.live_usd,
-                from.max(now - span),
-                span,
-                &mut leaves,
-            );
+            spread(start, now, r.live_usd, from, span, &mut leaves);
         }
         let mut utilization = None;
         if let Some((at, w)) = fresh {
@@ -164,6 +158,8 @@ impl Policy {
 
 /// Pieces a run's spending is cut into as it leaves a rolling pool (at most).
 const PIECES: i64 = 8;
+/// A piece is at least 1/`PIECE_OF_SPAN` of the pool's span: a shorter run leaves at once.
+const PIECE_OF_SPAN: i64 = 20;
 
 /// A run's spending as it leaves a rolling pool of `span`: the run spent `usd` over
 /// `[start, end]`, and each part leaves `span` after it was spent. The parts spent at or before
@@ -180,7 +176,7 @@ fn spread(start: i64, end: i64, usd: f64, from: i64, span: i64, out: &mut Vec<(i
         out.push((end + span, usd));
         return;
     }
-    let n = ((dur * 20 + span - 1) / span).clamp(1, PIECES);
+    let n = ((dur * PIECE_OF_SPAN + span - 1) / span).clamp(1, PIECES);
     #[allow(clippy::cast_precision_loss)]
     let share = |t: i64| {
         let f = (t - start) as f64 / dur as f64;
@@ -228,7 +224,7 @@ pub fn month_bounds(now_ms: i64, day: u32) -> (i64, i64) {
 mod tests {
     use super::super::claim::Reserve;
     use super::super::policy::tests::{NOW, cfg, done, snap, wait};
-    use super::super::policy::{Decision, MINUTE_MS, ServerView, ServerWindow};
+    use super::super::policy::{Decision, HOUR_MS as HOUR, MINUTE_MS, ServerView, ServerWindow};
     use super::*;
     use conveyor_api::StepKind;
 
@@ -319,6 +315,4 @@ mod tests {
         let pool = &p.pools(&s)[0];
         assert!((pool.spent_usd - 6.0).abs() < 1e-9, "{pool:?}");
     }
-
-    const HOUR: i64 = 60 * MINUTE_MS;
 }
