@@ -235,8 +235,8 @@ pub async fn insert(c: &mut SqliteConnection, l: &LineRow) -> Result<()> {
     Ok(())
 }
 
-/// Lines filtered by state and project, highest priority first (then oldest, then id: a
-/// total order, so pages do not overlap).
+/// Lines filtered by state and project, highest priority first (then oldest, then the order
+/// they were made in: a total order, so pages do not overlap).
 ///
 /// # Errors
 /// Database errors.
@@ -249,7 +249,7 @@ pub async fn page(
 ) -> Result<Vec<LineRow>> {
     Ok(sqlx::query_as(
         "SELECT * FROM lines WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR project_id = ?2)
-         ORDER BY priority DESC, created_at ASC, id ASC LIMIT ?3 OFFSET ?4",
+         ORDER BY priority DESC, created_at ASC, rowid ASC LIMIT ?3 OFFSET ?4",
     )
     .bind(state.map(Stored::name))
     .bind(project)
@@ -300,7 +300,7 @@ pub async fn count_in(c: &mut SqliteConnection, states: &[LineState]) -> Result<
 /// Database errors.
 pub async fn in_states(c: &mut SqliteConnection, states: &[LineState]) -> Result<Vec<LineRow>> {
     let sql = format!(
-        "SELECT * FROM lines WHERE state IN ({}) ORDER BY priority DESC, created_at ASC, id ASC",
+        "SELECT * FROM lines WHERE state IN ({}) ORDER BY priority DESC, created_at ASC, rowid ASC",
         marks(states.len())
     );
     let mut q = sqlx::query_as::<_, LineRow>(&sql);
@@ -360,7 +360,7 @@ pub async fn projects_in_states(
 pub async fn blocked_by(c: &mut SqliteConnection, code: ReasonCode) -> Result<Vec<LineRow>> {
     Ok(sqlx::query_as(
         "SELECT * FROM lines WHERE state = 'blocked' AND reason_code = ? AND blocked_from IS NOT NULL
-         ORDER BY priority DESC, created_at, id",
+         ORDER BY priority DESC, created_at, rowid",
     )
     .bind(code.name())
     .fetch_all(&mut *c)
@@ -657,6 +657,40 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(get(c, &id).await.unwrap().unwrap().blocked_from, None);
+    }
+
+    /// Two lines made in the same millisecond run in the order they were made, not in the order
+    /// of their random ids (CI once saw the second line of a test run first).
+    #[tokio::test]
+    async fn lines_made_in_the_same_millisecond_keep_the_order_they_were_made_in() {
+        let (_d, store) = testing::store().await;
+        // The later line's id sorts first.
+        let first = testing::line(&store, "p", "z-first", 0, "queued").await;
+        let second = testing::line(&store, "p", "a-second", 0, "queued").await;
+        testing::exec(&store, "UPDATE lines SET created_at = 1000").await;
+        let c = &mut store.conn().await.unwrap();
+        let ids = |ls: Vec<LineRow>| ls.into_iter().map(|l| l.id).collect::<Vec<_>>();
+        let order = vec![first.clone(), second.clone()];
+        assert_eq!(
+            ids(in_states(c, &[LineState::Queued]).await.unwrap()),
+            order
+        );
+        assert_eq!(ids(page(c, None, None, 10, 0).await.unwrap()), order);
+        for id in [&first, &second] {
+            set_state(
+                c,
+                id,
+                LineState::Blocked,
+                Some((ReasonCode::VaultClosed, "closed")),
+                None,
+            )
+            .await
+            .unwrap();
+        }
+        assert_eq!(
+            ids(blocked_by(c, ReasonCode::VaultClosed).await.unwrap()),
+            order
+        );
     }
 
     #[tokio::test]

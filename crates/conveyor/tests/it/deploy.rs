@@ -165,7 +165,8 @@ async fn deploys_never_overlap_and_one_cut_by_kill_9_is_settled_by_its_health_ch
     let mut done = Vec::new();
     for l in [&a, &b] {
         done.push(wait_state(c, &l.id, LineState::AwaitingAcceptance, 240).await);
-        // The next line of the project starts only once this one is accepted.
+        // Accepted, as Anton would; the next line of the project started already when this one
+        // began to await acceptance.
         c.accept(&l.id).await.unwrap();
     }
     let text = std::fs::read_to_string(&log).unwrap();
@@ -194,10 +195,18 @@ async fn deploys_never_overlap_and_one_cut_by_kill_9_is_settled_by_its_health_ch
             ))
         })
         .collect();
-    let second_start = times.iter().filter(|t| t.0 == "start").nth(1).unwrap().2;
+    // The first deploy is read from the log, not assumed to be `a`'s: CI once saw `b` go first
+    // (two lines made in one millisecond were then ordered by their random ids).
+    let mut started = times.iter().filter(|t| t.0 == "start");
+    let first = started.next().unwrap();
+    let second_start = started.next().unwrap().2;
+    assert_eq!(
+        cut.commit, first.1,
+        "the cut deploy is the first one: {text}"
+    );
     let ends_before_second: Vec<_> = times
         .iter()
-        .filter(|t| t.0 == "end" && t.2 > second_start && t.1 == done[0].line.deploys[0].commit)
+        .filter(|t| t.0 == "end" && t.2 > second_start && t.1 == first.1)
         .collect();
     assert!(
         ends_before_second.is_empty(),
