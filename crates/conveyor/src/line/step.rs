@@ -563,7 +563,10 @@ echo "Error: Session ID x is already in use." >&2; exit 1"#,
                 r#"m=session-id; for a in "$@"; do if [ "$a" = --resume ]; then m=resume; fi; done
 echo $m >> '{calls}'
 n=$(wc -l < '{calls}')
-if [ $m = resume ]; then echo "No conversation found with session ID: x" >&2; exit 1; fi
+if [ $m = resume ]; then
+  echo '{{"type":"result","subtype":"error_during_execution","is_error":true,"total_cost_usd":0,"errors":["No conversation found with session ID: x"]}}'
+  echo "No conversation found with session ID: x" >&2; exit 1
+fi
 if [ "$n" = 1 ]; then echo "Error: Session ID x is already in use." >&2; exit 1; fi
 echo '{{"type":"system","subtype":"init"}}'
 echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"#,
@@ -619,10 +622,25 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         d.stop().await;
     }
 
-    /// An earlier run of the session (`outcome`, with its session total when it ended with a
-    /// result) before the step's own, then `run_step`: what the fake CLI was called with, and
-    /// the line as it ends.
-    async fn after_an_earlier_run(finished: bool) -> (Vec<String>, store::LineRow, StepState) {
+    /// How the earlier run of [`after_an_earlier_run`] ended.
+    #[derive(Clone, Copy, PartialEq)]
+    enum Earlier {
+        /// Killed after system/init, before the CLI saved anything.
+        Cut,
+        /// Ended with a result after system/init: the CLI had saved the conversation.
+        Finished,
+        /// A `--resume` the CLI answered "No conversation found": a result event with a zero
+        /// total (observed with 2.1.332), but no system/init and nothing saved. Then a run of
+        /// the line's session cut after system/init.
+        NoConversation,
+        /// A judge's run of the line, in a session of its own, ended with a result. Then a run
+        /// of the line's session cut after system/init.
+        Judge,
+    }
+
+    /// An earlier run of the line (see [`Earlier`]) before the step's own, then `run_step`:
+    /// what the fake CLI was called with, and the line as it ends.
+    async fn after_an_earlier_run(earlier: Earlier) -> (Vec<String>, store::LineRow, StepState) {
         let tmp = tempfile::tempdir().unwrap();
         let (claude, log) = fake_session_claude(tmp.path());
         let d = crate::daemon::testing::start(
@@ -633,21 +651,38 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         let sh = d.shared().clone();
         let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
         let run = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
-        runs::saw_init(&mut sh.store.conn().await.unwrap(), run, &line.id)
+        if earlier == Earlier::Judge {
+            crate::store::testing::exec(&sh.store, "UPDATE runs SET kind = 'judge'").await;
+        }
+        if earlier != Earlier::NoConversation {
+            runs::saw_init(&mut sh.store.conn().await.unwrap(), run, &line.id)
+                .await
+                .unwrap();
+        }
+        if earlier == Earlier::Cut {
+            runs::set_outcome(
+                &mut sh.store.conn().await.unwrap(),
+                run,
+                RunOutcome::Interrupted,
+            )
             .await
             .unwrap();
-        if finished {
+        } else {
+            let (outcome, total) = match earlier {
+                Earlier::NoConversation => (RunOutcome::NoConversation, 0.0),
+                _ => (RunOutcome::Failed, 0.01),
+            };
             let mut tx = sh.store.begin().await.unwrap();
             runs::finish(
                 &mut tx,
                 run,
                 &line.id,
-                Some(0.01),
+                (earlier != Earlier::Judge).then_some(total),
                 &runs::Ended {
-                    outcome: RunOutcome::Failed,
-                    exit_code: Some(0),
-                    session_total: Some(0.01),
-                    cost_usd: 0.01,
+                    outcome,
+                    exit_code: Some(i32::from(outcome == RunOutcome::NoConversation)),
+                    session_total: Some(total),
+                    cost_usd: total,
                     input_tokens: 0,
                     output_tokens: 0,
                     cache_read: 0,
@@ -657,21 +692,22 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
                     stderr_tail: String::new(),
                     permission_denials: None,
                     hook_blocks: 0,
-                    init_seen: true,
+                    init_seen: earlier != Earlier::NoConversation,
                 },
             )
             .await
             .unwrap();
             tx.commit().await.unwrap();
-        } else {
-            // Killed after system/init, before the CLI saved anything.
-            runs::set_outcome(
-                &mut sh.store.conn().await.unwrap(),
-                run,
-                RunOutcome::Interrupted,
-            )
-            .await
-            .unwrap();
+        }
+        if matches!(earlier, Earlier::NoConversation | Earlier::Judge) {
+            // Then a run of the line's session cut after system/init, as in CI's kill storm:
+            // the session counts as started, and the step's run resumes it.
+            let cut = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
+            let c = &mut sh.store.conn().await.unwrap();
+            runs::saw_init(c, cut, &line.id).await.unwrap();
+            runs::set_outcome(c, cut, RunOutcome::Interrupted)
+                .await
+                .unwrap();
         }
         let line = store::lines::get(&mut sh.store.conn().await.unwrap(), &line.id)
             .await
@@ -696,17 +732,30 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
     /// does not know is started afresh — a crash is no reason to wake Anton.
     #[tokio::test]
     async fn a_session_whose_runs_were_all_cut_after_init_is_started_again() {
-        let (calls, line, step) = after_an_earlier_run(false).await;
+        let (calls, line, step) = after_an_earlier_run(Earlier::Cut).await;
         assert_eq!(calls, ["resume", "session-id"]);
         assert_eq!(step, StepState::Done);
         assert_ne!(line.state, LineState::NeedsHuman, "{:?}", line.reason);
+    }
+
+    /// Runs that ended with a result yet saved nothing of the line's session do not make it
+    /// "saved": a `--resume` refused with "No conversation found" (CI's kill storm saw a
+    /// second crash after one turn a step into needs_human this way), and a judge's own run.
+    #[tokio::test]
+    async fn a_refused_resume_or_a_judges_run_is_no_saved_conversation() {
+        for earlier in [Earlier::NoConversation, Earlier::Judge] {
+            let (calls, line, step) = after_an_earlier_run(earlier).await;
+            assert_eq!(calls, ["resume", "session-id"]);
+            assert_eq!(step, StepState::Done);
+            assert_ne!(line.state, LineState::NeedsHuman, "{:?}", line.reason);
+        }
     }
 
     /// An earlier run ended with a result: the CLI had saved the conversation, so one it no
     /// longer knows is lost work — the line stops for Anton, nothing is started under its id.
     #[tokio::test]
     async fn a_session_with_a_finished_run_is_never_started_again() {
-        let (calls, line, _) = after_an_earlier_run(true).await;
+        let (calls, line, _) = after_an_earlier_run(Earlier::Finished).await;
         assert_eq!(calls, ["resume"]);
         assert_eq!(line.state, LineState::NeedsHuman);
         assert_eq!(line.reason_code, Some(ReasonCode::NoConversation));

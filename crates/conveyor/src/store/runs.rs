@@ -360,9 +360,12 @@ pub async fn count_of_line(c: &mut SqliteConnection, line_id: &str) -> Result<i6
     )
 }
 
-/// Whether a run of the line's session other than `except` ended with a result (its session
-/// total is known): then the CLI had saved the conversation, and one it no longer knows is
-/// lost work. A run that only reached `system/init` before it was killed saved nothing.
+/// Whether a run of the line's session other than `except` started the conversation
+/// (`system/init`) and ended with a result (its session total is known): then the CLI had
+/// saved the conversation, and one it no longer knows is lost work. A run that only reached
+/// `system/init` before it was killed saved nothing; neither did a `--resume` refused with "No
+/// conversation found", though the CLI ends it with a result (a zero total, no init); a
+/// judge's run is in a session of its own.
 ///
 /// # Errors
 /// Database errors.
@@ -372,7 +375,8 @@ pub async fn session_finished_by_another(
     except: i64,
 ) -> Result<bool> {
     let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL",
+        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL
+            AND init_seen = 1 AND kind != 'judge'",
     )
     .bind(line_id)
     .bind(except)
