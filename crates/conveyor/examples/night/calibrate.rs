@@ -7,7 +7,12 @@ use super::{Mode, SLOTS, Sees, Setup, THRESHOLD, Tally, Trace, WINDOW_MIN, simul
 /// Calibration on nights whose real limit is off the configured threshold by each of
 /// `OFFSETS`: after how many observations the proposal stays within 10% of the real limit,
 /// and what the night does with the configured threshold and with `"auto"`.
-pub(super) fn calibration_table(traces: &[Trace], cfg: &BudgetConfig, minutes: i64, sees: Sees) {
+pub(super) fn calibration_table(
+    traces: &[Trace],
+    cfg: &BudgetConfig,
+    (minutes, block): (i64, bool),
+    sees: Sees,
+) {
     const OFFSETS: [f64; 6] = [-0.4, -0.2, 0.0, 0.2, 0.4, 0.6];
     println!(
         "{:>7} {:>7} {:>9} {:>9} {:>9} {:>9} {:>8} {:>9} {:>6} {:>9} {:>6}",
@@ -30,6 +35,7 @@ pub(super) fn calibration_table(traces: &[Trace], cfg: &BudgetConfig, minutes: i
             threshold: THRESHOLD,
             window_min: WINDOW_MIN,
             real,
+            block,
         };
         let auto_cfg = BudgetConfig {
             threshold_usd: Threshold::Auto,

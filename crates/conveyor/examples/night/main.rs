@@ -9,8 +9,9 @@
 //!   drawn from the night's distribution (scaled per kind and per project) and a duration
 //!   proportional to its cost. The account accrues a running step's cost minute by minute.
 //! - The account's real limit is the threshold: when the accrued spend of the last
-//!   `window` exceeds it, every running step is cut (a limit hit: its work is lost, it is
-//!   retried later) and the account is parked until the window has drained to 3/4 of it.
+//!   `window` (or of the block open now, with `--block`) exceeds it, every running step is cut
+//!   (a limit hit: its work is lost, it is retried later) and the account is parked until the
+//!   window has drained to 3/4 of it (the block's close).
 //! - The policy sees what the daemon sees: finished runs (cost counted at their end),
 //!   estimates of running steps, misses, and the park. It sets each step's `--max-budget-usd`
 //!   to estimate × `max_budget_factor`; a step that reaches it is cut (a miss).
@@ -22,7 +23,9 @@
 //!   optimum, as the printed bound is an upper one.
 //!
 //! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--first-seed N]
-//! [--hours H] [--server] [--live] [--sizes SIGMA] [--no-retry-floor]` (`--live`: the running
+//! [--hours H] [--server] [--block] [--live] [--sizes SIGMA] [--no-retry-floor]` (`--block`:
+//! the account's window is a fixed block that opens with the first spending and empties at its
+//! close, which the server's `resetsAt` reports, instead of a rolling one; `--live`: the running
 //! steps' spend so far, as the daemon meters it; `--sizes`: the planner sizes each executor
 //! step xs…xl, off its true cost by a lognormal error of σ, and the policy learns cost per
 //! size as the daemon does; `--no-retry-floor`: attempts after a miss estimated by their
@@ -54,7 +57,7 @@ const THRESHOLD: f64 = 50.0;
 const WINDOW_MIN: i64 = 300;
 
 /// The account a night runs on: slots, the threshold (the account's real limit here) and its
-/// rolling window. The seeded nights use the constants above; a trace sets them by flags.
+/// window. The seeded nights use the constants above; a trace sets them by flags.
 #[derive(Debug, Clone, Copy)]
 struct Setup {
     slots: usize,
@@ -62,6 +65,20 @@ struct Setup {
     window_min: i64,
     /// The account's real limit (the threshold unless `--calibrate` sets it apart).
     real: f64,
+    /// The account's window is a fixed block that opens with the first spending after the
+    /// last one closed and empties all at once `window_min` later, as a subscription's
+    /// five-hour window does (`--block`); else a rolling window.
+    block: bool,
+}
+
+impl Setup {
+    fn window_name(&self) -> &'static str {
+        if self.block {
+            "fixed block"
+        } else {
+            "rolling window"
+        }
+    }
 }
 /// What the policy is shown of the night.
 #[derive(Debug, Clone, Copy)]
@@ -160,15 +177,49 @@ struct Tally {
     proposal: f64,
 }
 
-/// The account's per-minute charges, and the rolling sum over the window.
+/// The account's per-minute charges, and their sum over the window: the last `window_min`
+/// minutes, or the block open now (`ends`: the minute it closes).
 struct Ledger {
     charges: std::collections::VecDeque<(i64, f64)>,
     sum: f64,
     window_min: i64,
+    block: bool,
+    ends: Option<i64>,
 }
 
 impl Ledger {
+    fn new(window_min: i64, block: bool) -> Self {
+        Ledger {
+            charges: Default::default(),
+            sum: 0.0,
+            window_min,
+            block,
+            ends: None,
+        }
+    }
+
+    fn charge(&mut self, now: i64, usd: f64) {
+        if self.block && self.ends.is_none() {
+            self.ends = Some(now + self.window_min);
+        }
+        self.charges.push_back((now, usd));
+        self.sum += usd;
+    }
+
+    /// When the window resets all at once (a block's close), as the server's `resetsAt` says.
+    fn resets_at(&self) -> Option<i64> {
+        self.ends
+    }
+
     fn advance(&mut self, now: i64) {
+        if self.block {
+            if self.ends.is_some_and(|e| now >= e) {
+                self.charges.clear();
+                self.sum = 0.0;
+                self.ends = None;
+            }
+            return;
+        }
         while let Some((t, c)) = self.charges.front().copied() {
             if t > now - self.window_min {
                 break;
@@ -179,6 +230,9 @@ impl Ledger {
     }
     /// When the window will have drained to `level` with no new charges.
     fn drained_to(&self, level: f64) -> i64 {
+        if let Some(ends) = self.ends {
+            return ends;
+        }
         let mut left = self.sum;
         for (t, c) in &self.charges {
             left -= c;
@@ -221,11 +275,7 @@ fn simulate(
     let policy = Policy::new(cfg.clone());
     let mut lines = tr.lines.clone();
     let mut history = tr.history.clone();
-    let mut ledger = Ledger {
-        charges: Default::default(),
-        sum: 0.0,
-        window_min,
-    };
+    let mut ledger = Ledger::new(window_min, setup.block);
     let mut park_until = i64::MIN;
     // Observed sizes of the window, and what they propose.
     let mut sizes: Vec<f64> = Vec::new();
@@ -298,8 +348,7 @@ fn simulate(
         t.spent += charged_now;
         ledger.advance(now);
         if charged_now > 0.0 {
-            ledger.charges.push_back((now, charged_now));
-            ledger.sum += charged_now;
+            ledger.charge(now, charged_now);
         }
         // 2. The account's limit: over it, every running step is cut.
         t.max_window = t.max_window.max(ledger.sum / real);
@@ -332,9 +381,10 @@ fn simulate(
         // decimals); our own count of the window over it is one observation of its size.
         let busy = lines.iter().filter(|l| l.running.is_some()).count();
         if busy > 0 && mode == Mode::Policy {
-            let since = (now - window_min) * MIN_MS;
-            // As the daemon counts it (`store::runs::spent_since`): a run that began before
-            // the window counts for its share of time inside it.
+            // As the daemon counts it (`store::runs::spent_since`, from the server's reset less
+            // the span): a run that began before the window counts for its share of time
+            // inside it.
+            let since = (ledger.resets_at().unwrap_or(now) - window_min) * MIN_MS;
             #[allow(clippy::cast_precision_loss)]
             let mut own: f64 = history
                 .iter()
@@ -414,7 +464,7 @@ fn simulate(
                 observed_ms: now * MIN_MS,
                 window: Some(conveyor::budget::ServerWindow {
                     utilization: ledger.sum / real,
-                    resets_at_ms: None,
+                    resets_at_ms: ledger.resets_at().map(|m| m * MIN_MS),
                 }),
                 ..Default::default()
             }),
@@ -624,6 +674,7 @@ fn main() {
         threshold: THRESHOLD,
         window_min: WINDOW_MIN,
         real: THRESHOLD,
+        block: false,
     };
     let mut cfg = BudgetConfig {
         window_secs: u32::try_from(WINDOW_MIN * 60).unwrap_or(18000),
@@ -632,7 +683,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
         );
         std::process::exit(2);
     };
@@ -658,6 +709,7 @@ fn main() {
             "--seeds" => seeds = value("--seeds").parse().unwrap_or(seeds),
             "--hours" => hours = value("--hours").parse().unwrap_or(hours),
             "--server" => sees.server = true,
+            "--block" => setup.block = true,
             "--live" => sees.live = true,
             "--exact-running" => sees.exact_running = true,
             "--size-hint" => sees.size_hint = Some(number("--size-hint")),
@@ -690,13 +742,14 @@ fn main() {
             }
         };
         println!(
-            "night: the trace {path}: {} lines, {} steps, ${:.2} of work; {} slots, threshold ${} per {}-minute rolling window, {hours}h",
+            "night: the trace {path}: {} lines, {} steps, ${:.2} of work; {} slots, threshold ${} per {}-minute {}, {hours}h",
             tr.lines.len(),
             tr.lines.iter().map(|l| l.steps.len()).sum::<usize>(),
             tr.demand,
             setup.slots,
             setup.threshold,
-            setup.window_min
+            setup.window_min,
+            setup.window_name()
         );
         header();
         for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
@@ -712,10 +765,11 @@ fn main() {
         return;
     }
     println!(
-        "night: {LINES} lines × 8 steps, {} slots, threshold ${} per {}h rolling window, {hours}h, seeds {first_seed}–{} per distribution",
+        "night: {LINES} lines × 8 steps, {} slots, threshold ${} per {}h {}, {hours}h, seeds {first_seed}–{} per distribution",
         setup.slots,
         setup.threshold,
         setup.window_min / 60,
+        setup.window_name(),
         first_seed + seeds - 1
     );
     println!(
@@ -746,7 +800,7 @@ fn main() {
             let traces: Vec<Trace> = (first_seed..first_seed + seeds)
                 .map(|s| trace(dist, 0x5EED_0000 + s * 7919, sizes))
                 .collect();
-            calibration_table(&traces, &cfg, minutes, sees);
+            calibration_table(&traces, &cfg, (minutes, setup.block), sees);
         }
         return;
     }
