@@ -306,7 +306,7 @@ async fn create(
         now_ms(),
     );
     row.planfix_task = planfix_task;
-    store::lines::insert(&mut *st.store.conn().await?, &row).await?;
+    store::lines::insert(&mut *st.store.conn().await?, &mut row).await?;
     st.events.emit(
         EventKind::Line,
         EventBody {

@@ -210,14 +210,21 @@ pub async fn state_of(c: &mut SqliteConnection, id: &str) -> Result<Option<LineS
         .transpose()?)
 }
 
-/// A new line.
+/// A new line. It is made after every line before it: its `created_at` is moved past the
+/// newest line's when that is as late (two lines made in one millisecond), so age orders
+/// lines as they were made — the daemon's order, pult's and a reorder's all break a tie of
+/// priority by age, then by the random id.
 ///
 /// # Errors
 /// Database errors.
-pub async fn insert(c: &mut SqliteConnection, l: &LineRow) -> Result<()> {
-    sqlx::query(
+pub async fn insert(c: &mut SqliteConnection, l: &mut LineRow) -> Result<()> {
+    let made: i64 = sqlx::query_scalar(
         "INSERT INTO lines (id, project_id, title, task, priority, state, session_id, branch,
-            planfix_task, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            planfix_task, created_at, updated_at)
+         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,
+            MAX(?10, COALESCE((SELECT MAX(created_at) FROM lines) + 1, ?10)),
+            MAX(?11, COALESCE((SELECT MAX(created_at) FROM lines) + 1, ?11)))
+         RETURNING created_at",
     )
     .bind(&l.id)
     .bind(&l.project_id)
@@ -230,13 +237,15 @@ pub async fn insert(c: &mut SqliteConnection, l: &LineRow) -> Result<()> {
     .bind(&l.planfix_task)
     .bind(l.created_at)
     .bind(l.updated_at)
-    .execute(&mut *c)
+    .fetch_one(&mut *c)
     .await?;
+    l.created_at = made;
+    l.updated_at = l.updated_at.max(made);
     Ok(())
 }
 
-/// Lines filtered by state and project, highest priority first (then oldest, then the order
-/// they were made in: a total order, so pages do not overlap).
+/// Lines filtered by state and project, highest priority first (then oldest, then id: a
+/// total order, so pages do not overlap).
 ///
 /// # Errors
 /// Database errors.
@@ -249,7 +258,7 @@ pub async fn page(
 ) -> Result<Vec<LineRow>> {
     Ok(sqlx::query_as(
         "SELECT * FROM lines WHERE (?1 IS NULL OR state = ?1) AND (?2 IS NULL OR project_id = ?2)
-         ORDER BY priority DESC, created_at ASC, rowid ASC LIMIT ?3 OFFSET ?4",
+         ORDER BY priority DESC, created_at ASC, id ASC LIMIT ?3 OFFSET ?4",
     )
     .bind(state.map(Stored::name))
     .bind(project)
@@ -300,7 +309,7 @@ pub async fn count_in(c: &mut SqliteConnection, states: &[LineState]) -> Result<
 /// Database errors.
 pub async fn in_states(c: &mut SqliteConnection, states: &[LineState]) -> Result<Vec<LineRow>> {
     let sql = format!(
-        "SELECT * FROM lines WHERE state IN ({}) ORDER BY priority DESC, created_at ASC, rowid ASC",
+        "SELECT * FROM lines WHERE state IN ({}) ORDER BY priority DESC, created_at ASC, id ASC",
         marks(states.len())
     );
     let mut q = sqlx::query_as::<_, LineRow>(&sql);
@@ -360,7 +369,7 @@ pub async fn projects_in_states(
 pub async fn blocked_by(c: &mut SqliteConnection, code: ReasonCode) -> Result<Vec<LineRow>> {
     Ok(sqlx::query_as(
         "SELECT * FROM lines WHERE state = 'blocked' AND reason_code = ? AND blocked_from IS NOT NULL
-         ORDER BY priority DESC, created_at, rowid",
+         ORDER BY priority DESC, created_at, id",
     )
     .bind(code.name())
     .fetch_all(&mut *c)
@@ -660,37 +669,32 @@ mod tests {
     }
 
     /// Two lines made in the same millisecond run in the order they were made, not in the order
-    /// of their random ids (CI once saw the second line of a test run first).
+    /// of their random ids (CI once saw the second line of a test run first): the second is
+    /// made a millisecond later.
     #[tokio::test]
     async fn lines_made_in_the_same_millisecond_keep_the_order_they_were_made_in() {
         let (_d, store) = testing::store().await;
         // The later line's id sorts first.
         let first = testing::line(&store, "p", "z-first", 0, "queued").await;
-        let second = testing::line(&store, "p", "a-second", 0, "queued").await;
-        testing::exec(&store, "UPDATE lines SET created_at = 1000").await;
         let c = &mut store.conn().await.unwrap();
+        let made = get(c, &first).await.unwrap().unwrap().created_at;
+        let mut row = LineRow::new("p".into(), "second".into(), "task".into(), 0, made);
+        row.id = "a-second".into();
+        insert(c, &mut row).await.unwrap();
+        assert_eq!(row.created_at, made + 1);
+        let stored = get(c, "a-second").await.unwrap().unwrap();
+        assert_eq!((stored.created_at, stored.updated_at), (made + 1, made + 1));
         let ids = |ls: Vec<LineRow>| ls.into_iter().map(|l| l.id).collect::<Vec<_>>();
-        let order = vec![first.clone(), second.clone()];
+        let order = vec![first.clone(), row.id.clone()];
         assert_eq!(
             ids(in_states(c, &[LineState::Queued]).await.unwrap()),
             order
         );
         assert_eq!(ids(page(c, None, None, 10, 0).await.unwrap()), order);
-        for id in [&first, &second] {
-            set_state(
-                c,
-                id,
-                LineState::Blocked,
-                Some((ReasonCode::VaultClosed, "closed")),
-                None,
-            )
-            .await
-            .unwrap();
-        }
-        assert_eq!(
-            ids(blocked_by(c, ReasonCode::VaultClosed).await.unwrap()),
-            order
-        );
+        // A line made later keeps its own time.
+        let mut third = LineRow::new("p".into(), "third".into(), "task".into(), 0, made + 50);
+        insert(c, &mut third).await.unwrap();
+        assert_eq!(third.created_at, made + 50);
     }
 
     #[tokio::test]

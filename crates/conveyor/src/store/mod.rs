@@ -188,7 +188,7 @@ pub(crate) mod testing {
         row.id = id.into();
         row.branch = format!("line/{id}");
         row.state = conveyor_api::LineState::parse(state).expect("a line state");
-        lines::insert(c, &row).await.unwrap();
+        lines::insert(c, &mut row).await.unwrap();
         id.into()
     }
 
