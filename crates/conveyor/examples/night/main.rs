@@ -228,7 +228,8 @@ impl Ledger {
             self.charges.pop_front();
         }
     }
-    /// When the window will have drained to `level` with no new charges.
+    /// When the window will have drained to `level` with no new charges (a block: when it
+    /// closes, whatever `level`).
     fn drained_to(&self, level: f64) -> i64 {
         if let Some(ends) = self.ends {
             return ends;
@@ -683,7 +684,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] …"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …"
         );
         std::process::exit(2);
     };

@@ -633,9 +633,9 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         /// total (observed with 2.1.332), but no system/init and nothing saved. Then a run of
         /// the line's session cut after system/init.
         NoConversation,
-        /// A judge's run of the line, in a session of its own, ended with a result. Then a run
-        /// of the line's session cut after system/init.
-        Judge,
+        /// A run of a step of this kind (a judge, a checking role) in a session of its own
+        /// ended with a result. Then a run of the line's session cut after system/init.
+        OwnSession(StepKind),
     }
 
     /// An earlier run of the line (see [`Earlier`]) before the step's own, then `run_step`:
@@ -650,10 +650,21 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
         .await;
         let sh = d.shared().clone();
         let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
-        let run = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
-        if earlier == Earlier::Judge {
-            crate::store::testing::exec(&sh.store, "UPDATE runs SET kind = 'judge'").await;
-        }
+        let run = if let Earlier::OwnSession(kind) = earlier {
+            let own = crate::store::testing::step(&sh.store, &line.id, kind).await;
+            store::steps::set_session(&mut sh.store.conn().await.unwrap(), &own.id, "its-own")
+                .await
+                .unwrap();
+            let run = crate::store::testing::run(&sh.store, &own.id, &line.id).await;
+            let sql = format!(
+                "UPDATE runs SET kind = '{}' WHERE id = {run}",
+                kind.as_str()
+            );
+            crate::store::testing::exec(&sh.store, &sql).await;
+            run
+        } else {
+            crate::store::testing::run(&sh.store, &step.id, &line.id).await
+        };
         if earlier != Earlier::NoConversation {
             runs::saw_init(&mut sh.store.conn().await.unwrap(), run, &line.id)
                 .await
@@ -677,7 +688,7 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
                 &mut tx,
                 run,
                 &line.id,
-                (earlier != Earlier::Judge).then_some(total),
+                (!matches!(earlier, Earlier::OwnSession(_))).then_some(total),
                 &runs::Ended {
                     outcome,
                     exit_code: Some(i32::from(outcome == RunOutcome::NoConversation)),
@@ -699,7 +710,7 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
             .unwrap();
             tx.commit().await.unwrap();
         }
-        if matches!(earlier, Earlier::NoConversation | Earlier::Judge) {
+        if matches!(earlier, Earlier::NoConversation | Earlier::OwnSession(_)) {
             // Then a run of the line's session cut after system/init, as in CI's kill storm:
             // the session counts as started, and the step's run resumes it.
             let cut = crate::store::testing::run(&sh.store, &step.id, &line.id).await;
@@ -739,11 +750,16 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
     }
 
     /// Runs that ended with a result yet saved nothing of the line's session do not make it
-    /// "saved": a `--resume` refused with "No conversation found" (CI's kill storm saw a
-    /// second crash after one turn a step into needs_human this way), and a judge's own run.
+    /// "saved": a `--resume` refused with "No conversation found" (counting one sent a line of
+    /// CI's kill storm to needs_human after two crashes in its first step), and the run of a
+    /// judge or a checking role, each in a session of its own.
     #[tokio::test]
-    async fn a_refused_resume_or_a_judges_run_is_no_saved_conversation() {
-        for earlier in [Earlier::NoConversation, Earlier::Judge] {
+    async fn a_refused_resume_or_a_run_in_a_session_of_its_own_is_no_saved_conversation() {
+        for earlier in [
+            Earlier::NoConversation,
+            Earlier::OwnSession(StepKind::Judge),
+            Earlier::OwnSession(StepKind::Reviewer),
+        ] {
             let (calls, line, step) = after_an_earlier_run(earlier).await;
             assert_eq!(calls, ["resume", "session-id"]);
             assert_eq!(step, StepState::Done);

@@ -218,13 +218,15 @@ pub async fn state_of(c: &mut SqliteConnection, id: &str) -> Result<Option<LineS
 /// # Errors
 /// Database errors.
 pub async fn insert(c: &mut SqliteConnection, l: &mut LineRow) -> Result<()> {
-    let made: i64 = sqlx::query_scalar(
+    // One statement: the insert holds the write lock while it reads the newest line, so two
+    // lines made at once get two times. Not `RETURNING` read with `fetch_one` (see
+    // `runs::start`); the time is read back.
+    sqlx::query(
         "INSERT INTO lines (id, project_id, title, task, priority, state, session_id, branch,
             planfix_task, created_at, updated_at)
          VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,
             MAX(?10, COALESCE((SELECT MAX(created_at) FROM lines) + 1, ?10)),
-            MAX(?11, COALESCE((SELECT MAX(created_at) FROM lines) + 1, ?11)))
-         RETURNING created_at",
+            MAX(?11, COALESCE((SELECT MAX(created_at) FROM lines) + 1, ?11)))",
     )
     .bind(&l.id)
     .bind(&l.project_id)
@@ -237,10 +239,14 @@ pub async fn insert(c: &mut SqliteConnection, l: &mut LineRow) -> Result<()> {
     .bind(&l.planfix_task)
     .bind(l.created_at)
     .bind(l.updated_at)
-    .fetch_one(&mut *c)
+    .execute(&mut *c)
     .await?;
-    l.created_at = made;
-    l.updated_at = l.updated_at.max(made);
+    let (made, updated): (i64, i64) =
+        sqlx::query_as("SELECT created_at, updated_at FROM lines WHERE id = ?")
+            .bind(&l.id)
+            .fetch_one(&mut *c)
+            .await?;
+    (l.created_at, l.updated_at) = (made, updated);
     Ok(())
 }
 

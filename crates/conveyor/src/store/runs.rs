@@ -364,8 +364,8 @@ pub async fn count_of_line(c: &mut SqliteConnection, line_id: &str) -> Result<i6
 /// (`system/init`) and ended with a result (its session total is known): then the CLI had
 /// saved the conversation, and one it no longer knows is lost work. A run that only reached
 /// `system/init` before it was killed saved nothing; neither did a `--resume` refused with "No
-/// conversation found", though the CLI ends it with a result (a zero total, no init); a
-/// judge's run is in a session of its own.
+/// conversation found", though the CLI ends it with a result (a zero total, no init). The runs
+/// of a step with a session of its own (a judge, a checking role) are not the line's session.
 ///
 /// # Errors
 /// Database errors.
@@ -375,8 +375,9 @@ pub async fn session_finished_by_another(
     except: i64,
 ) -> Result<bool> {
     let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL
-            AND init_seen = 1 AND kind != 'judge'",
+        "SELECT COUNT(*) FROM runs r JOIN steps s ON s.id = r.step_id
+         WHERE r.line_id = ? AND r.id != ? AND r.session_total IS NOT NULL AND r.init_seen = 1
+            AND r.outcome != 'no_conversation' AND s.session_id IS NULL",
     )
     .bind(line_id)
     .bind(except)
