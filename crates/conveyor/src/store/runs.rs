@@ -8,6 +8,11 @@ use super::names::{Stored, column, column_opt};
 use super::{lines, marks, now_ms};
 use crate::Result;
 
+/// Whether a run (of `runs`) is in its line's session: its step has no session of its own, as
+/// a judge's and a checking role's have (`steps.session_id`, set before their runs start).
+const IN_LINE_SESSION: &str =
+    "(SELECT steps.session_id IS NULL FROM steps WHERE steps.id = runs.step_id)";
+
 /// How a run ended (or that it has not).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RunOutcome {
@@ -80,9 +85,9 @@ pub struct Unfinished {
     pub log_path: Option<String>,
     pub step_id: String,
     pub line_id: String,
-    /// It reached `system/init`: its session exists (the line's, unless a judge's own).
+    /// It reached `system/init`: its session exists (the line's, unless its step's own).
     pub init_seen: bool,
-    /// It ran in the line's session (not a judge's own).
+    /// It ran in the line's session (not in a judge's or a checking role's own).
     pub in_line_session: bool,
 }
 
@@ -150,12 +155,13 @@ pub async fn saw_init(c: &mut SqliteConnection, id: i64, line_id: &str) -> Resul
         .bind(id)
         .execute(&mut *tx)
         .await?;
-    // A judge's run starts its own session, not the line's.
-    let kind: String = sqlx::query_scalar("SELECT kind FROM runs WHERE id = ?")
-        .bind(id)
-        .fetch_one(&mut *tx)
-        .await?;
-    if kind != StepKind::Judge.name() {
+    // A judge's or a checking role's run starts a session of its own, not the line's.
+    let in_line: bool =
+        sqlx::query_scalar(&format!("SELECT {IN_LINE_SESSION} FROM runs WHERE id = ?"))
+            .bind(id)
+            .fetch_one(&mut *tx)
+            .await?;
+    if in_line {
         lines::set_session_started(&mut tx, line_id, true).await?;
     }
     tx.commit().await?;
@@ -272,10 +278,10 @@ pub async fn logs_of_step(c: &mut SqliteConnection, step_id: &str) -> Result<Vec
 /// # Errors
 /// Database errors.
 pub async fn unfinished(c: &mut SqliteConnection) -> Result<Vec<Unfinished>> {
-    Ok(sqlx::query_as(
-        "SELECT id, log_path, step_id, line_id, init_seen, kind != 'judge' AS in_line_session
-             FROM runs WHERE outcome = 'running'",
-    )
+    Ok(sqlx::query_as(&format!(
+        "SELECT id, log_path, step_id, line_id, init_seen, {IN_LINE_SESSION} AS in_line_session
+             FROM runs WHERE outcome = 'running'"
+    ))
     .fetch_all(&mut *c)
     .await?)
 }
@@ -374,11 +380,10 @@ pub async fn session_finished_by_another(
     line_id: &str,
     except: i64,
 ) -> Result<bool> {
-    let n: i64 = sqlx::query_scalar(
-        "SELECT COUNT(*) FROM runs r JOIN steps s ON s.id = r.step_id
-         WHERE r.line_id = ? AND r.id != ? AND r.session_total IS NOT NULL AND r.init_seen = 1
-            AND r.outcome != 'no_conversation' AND s.session_id IS NULL",
-    )
+    let n: i64 = sqlx::query_scalar(&format!(
+        "SELECT COUNT(*) FROM runs WHERE line_id = ? AND id != ? AND session_total IS NOT NULL
+                AND init_seen = 1 AND outcome != 'no_conversation' AND {IN_LINE_SESSION}"
+    ))
     .bind(line_id)
     .bind(except)
     .fetch_one(&mut *c)
@@ -537,4 +542,38 @@ pub async fn denials_of(
         }
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{steps, testing};
+    use super::*;
+
+    /// A checking role's run, in a session of its own, neither starts the line's session nor
+    /// counts as of it after a crash; the line's own runs do both.
+    #[tokio::test]
+    async fn only_a_run_of_a_step_without_a_session_of_its_own_is_of_the_lines_session() {
+        let (_d, store) = testing::store().await;
+        let line = testing::line(&store, "p", "l", 0, "running").await;
+        let own = testing::step(&store, &line, StepKind::Reviewer).await;
+        let c = &mut store.conn().await.unwrap();
+        steps::set_session(c, &own.id, "its-own").await.unwrap();
+        let role = testing::run(&store, &own.id, &line).await;
+        saw_init(c, role, &line).await.unwrap();
+        let started = |l: Option<lines::LineRow>| l.unwrap().session_started;
+        assert!(!started(lines::get(c, &line).await.unwrap()));
+        let executor = testing::step(&store, &line, StepKind::Executor).await;
+        let run = testing::run(&store, &executor.id, &line).await;
+        let in_line = |u: Vec<Unfinished>| {
+            let mut v: Vec<(i64, bool)> = u.iter().map(|u| (u.id, u.in_line_session)).collect();
+            v.sort_unstable();
+            v
+        };
+        assert_eq!(
+            in_line(unfinished(c).await.unwrap()),
+            [(role, false), (run, true)]
+        );
+        saw_init(c, run, &line).await.unwrap();
+        assert!(started(lines::get(c, &line).await.unwrap()));
+    }
 }
