@@ -655,13 +655,7 @@ echo '{{"type":"result","is_error":false,"total_cost_usd":0.01,"result":"ok"}}'"
             store::steps::set_session(&mut sh.store.conn().await.unwrap(), &own.id, "its-own")
                 .await
                 .unwrap();
-            let run = crate::store::testing::run(&sh.store, &own.id, &line.id).await;
-            let sql = format!(
-                "UPDATE runs SET kind = '{}' WHERE id = {run}",
-                kind.as_str()
-            );
-            crate::store::testing::exec(&sh.store, &sql).await;
-            run
+            crate::store::testing::run(&sh.store, &own.id, &line.id).await
         } else {
             crate::store::testing::run(&sh.store, &step.id, &line.id).await
         };

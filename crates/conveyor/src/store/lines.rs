@@ -224,9 +224,8 @@ pub async fn insert(c: &mut SqliteConnection, l: &mut LineRow) -> Result<()> {
     sqlx::query(
         "INSERT INTO lines (id, project_id, title, task, priority, state, session_id, branch,
             planfix_task, created_at, updated_at)
-         VALUES (?1,?2,?3,?4,?5,?6,?7,?8,?9,
-            MAX(?10, COALESCE((SELECT MAX(created_at) FROM lines) + 1, ?10)),
-            MAX(?11, COALESCE((SELECT MAX(created_at) FROM lines) + 1, ?11)))",
+         SELECT ?1,?2,?3,?4,?5,?6,?7,?8,?9, made, MAX(?11, made)
+         FROM (SELECT MAX(?10, COALESCE(MAX(created_at) + 1, ?10)) AS made FROM lines)",
     )
     .bind(&l.id)
     .bind(&l.project_id)
