@@ -130,6 +130,8 @@ struct Running {
 /// One night's trace: the lines and the history of earlier nights.
 #[derive(Debug, Clone)]
 struct Trace {
+    /// The night's seed (`--first-seed` counts these); none for a trace file.
+    seed: Option<u64>,
     lines: Vec<Line>,
     history: Vec<Run>,
     demand: f64,
@@ -511,6 +513,7 @@ fn row(
     // and the largest shortfall, % of FCFS's work that night.
     let mut below_fcfs = 0;
     let mut worst_below: f64 = 0.0;
+    let mut worst_seed = None;
     let against_fcfs = matches!(mode, Mode::Policy | Mode::Oracle);
     for tr in traces {
         let r = simulate(tr, mode, cfg, (minutes, setup), sees);
@@ -518,7 +521,11 @@ fn row(
             let fcfs = simulate(tr, Mode::Fcfs, cfg, (minutes, setup), sees).work;
             if r.work + 1e-9 < fcfs {
                 below_fcfs += 1;
-                worst_below = worst_below.max(100.0 * (fcfs - r.work) / fcfs);
+                let short = 100.0 * (fcfs - r.work) / fcfs;
+                if short > worst_below {
+                    worst_below = short;
+                    worst_seed = tr.seed;
+                }
             }
         }
         sum.work += r.work;
@@ -557,8 +564,10 @@ fn row(
         }
     );
     if against_fcfs && below_fcfs > 0 {
+        // The worst night's seed, to replay it alone (`--first-seed N --seeds 1`).
+        let seed = worst_seed.map_or(String::new(), |n| format!(" (seed {n})"));
         println!(
-            "{:<15} {} below fcfs on {below_fcfs} of {} nights, by {worst_below:.1}% at most",
+            "{:<15} {} below fcfs on {below_fcfs} of {} nights, by {worst_below:.1}% at most{seed}",
             "",
             mode.name(),
             traces.len()
@@ -709,7 +718,7 @@ fn main() {
         for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
             println!("{}", dist.name());
             let traces: Vec<Trace> = (first_seed..first_seed + seeds)
-                .map(|s| trace(dist, 0x5EED_0000 + s * 7919, sizes))
+                .map(|s| trace(dist, s, sizes))
                 .collect();
             calibration_table(&traces, &cfg, (minutes, setup.block), sees);
         }
@@ -718,7 +727,7 @@ fn main() {
     header();
     for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
         let traces: Vec<Trace> = (first_seed..first_seed + seeds)
-            .map(|s| trace(dist, 0x5EED_0000 + s * 7919, sizes))
+            .map(|s| trace(dist, s, sizes))
             .collect();
         for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
             row(dist.name(), mode, &traces, &cfg, (minutes, setup), sees);

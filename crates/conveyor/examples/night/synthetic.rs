@@ -96,12 +96,14 @@ pub(super) fn planned_size(rel: f64, sigma: f64, z: f64) -> StepSize {
     }
 }
 
-/// A night of `dist` from `seed`. `sizes`: the planner sizes the executor steps (tonight's and
-/// the history's), off by a lognormal error of this σ. The planner's errors come from a stream
-/// of their own, so a night's costs are the same with sizes or without.
+/// Night number `seed` of `dist` (as `--first-seed` counts them). `sizes`: the planner sizes
+/// the executor steps (tonight's and the history's), off by a lognormal error of this σ. The
+/// planner's errors come from a stream of their own, so a night's costs are the same with
+/// sizes or without.
 pub(super) fn trace(dist: Dist, seed: u64, sizes: Option<f64>) -> Trace {
-    let mut rng = Rng(seed);
-    let mut judge = Rng(seed ^ 0x5123_0000_0000);
+    let state = 0x5EED_0000 + seed * 7919;
+    let mut rng = Rng(state);
+    let mut judge = Rng(state ^ 0x5123_0000_0000);
     let mut size_of = |kind: StepKind, rel: f64| -> Option<StepSize> {
         let sigma = sizes?;
         (kind == StepKind::Executor).then(|| planned_size(rel, sigma, judge.normal()))
@@ -177,6 +179,7 @@ pub(super) fn trace(dist: Dist, seed: u64, sizes: Option<f64>) -> Trace {
         .flat_map(|l| l.steps.iter().map(|s| s.cost))
         .sum();
     Trace {
+        seed: Some(seed),
         lines,
         history,
         demand,

@@ -106,6 +106,7 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
         .flat_map(|l| l.steps.iter().map(|s| s.cost))
         .sum();
     Ok(Trace {
+        seed: None,
         lines,
         // A trace is a night of its own: the policy starts cold (its estimates from the
         // config's cold start), as on a first night.
