@@ -1,5 +1,6 @@
-//! `conveyord lines` and `conveyord line add | priority | cancel` against a running daemon:
-//! a table for a person, `--json` for scripts, refusals that say what to fix.
+//! `conveyord lines`, `conveyord line add | priority | cancel`, `conveyord budget` and
+//! `conveyord check` against a running daemon: a table for a person, `--json` for scripts,
+//! refusals that say what to fix.
 
 use conveyor_api::{Line, LineState};
 
@@ -174,5 +175,89 @@ async fn the_queue_from_the_terminal_in_text_and_json() {
     let (code, _, err) = conveyord(&url, "wrong", &["lines"]).await;
     assert_ne!(code, 0);
     assert!(err.contains("401"), "{err}");
+    d.stop().await;
+}
+
+/// `conveyord budget` prints the running daemon's budget; with a wrong token it fails and says
+/// why.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conveyord_budget_prints_the_pools_kinds_and_misses() {
+    let mut d = Daemon::builder().config("run_lines = false").start().await;
+    let url = d.url().to_string();
+    let (code, out, err) = conveyord(&url, TOKEN, &["budget"]).await;
+    assert_eq!(code, 0, "{out}\n{err}");
+    for want in [
+        "pools:",
+        "window",
+        "$0.0000 of    $50.00",
+        "executor",
+        "misses: 0 in all",
+    ] {
+        assert!(out.contains(want), "{want:?} missing in:\n{out}");
+    }
+    let (code, _, err) = conveyord(&url, "wrong", &["budget"]).await;
+    assert_ne!(code, 0);
+    assert!(err.contains("401"), "{err}");
+    d.stop().await;
+}
+
+/// `conveyord check` prints the preflight item by item, and its exit code says whether anything
+/// blocks (2) or not (0); it reads the token from `--token-file` like any client subcommand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn conveyord_check_prints_what_blocks_and_says_so_in_its_exit_code() {
+    let run = |url: String, token_file: std::path::PathBuf| {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_conveyord"))
+                .args(["check", "--url", &url, "--token-file"])
+                .arg(token_file)
+                .env("RUST_BACKTRACE", "0")
+                .output()
+                .unwrap()
+        })
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let token_file = tmp.path().join("token");
+    std::fs::write(&token_file, format!("{TOKEN}\n")).unwrap();
+
+    // No agent CLI: it blocks, and the fix is printed beneath.
+    let mut d = Daemon::builder().config("run_lines = false").start().await;
+    d.project().await;
+    let out = run(d.url().to_string(), token_file.clone()).await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        text.contains("blocking agent_binary: the agent CLI cannot be started"),
+        "{text}"
+    );
+    assert!(text.contains("fix: install the CLI"), "{text}");
+    assert!(text.contains("ok       main_branch [project "), "{text}");
+    assert!(text.ends_with("something blocks: lines it concerns wait until it is fixed\n"));
+    d.stop().await;
+
+    // The real CLI, logged in: nothing blocks.
+    let mut d = Daemon::builder()
+        .config("run_lines = false")
+        .mock()
+        .start()
+        .await;
+    let out = run(d.url().to_string(), token_file.clone()).await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("ok       agent_login: claude is logged in (api_key)"),
+        "{text}"
+    );
+    assert!(text.ends_with("nothing blocks\n"), "{text}");
+
+    // A refused token is an error (1), not a verdict.
+    std::fs::write(&token_file, "wrong\n").unwrap();
+    let out = run(d.url().to_string(), token_file).await.unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("401"));
     d.stop().await;
 }
