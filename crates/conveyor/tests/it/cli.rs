@@ -10,9 +10,14 @@ use crate::support::*;
 async fn conveyord(url: &str, token: &str, args: &[&str]) -> (i32, String, String) {
     let mut all: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     all.extend(["--url".into(), url.into(), "--token".into(), token.into()]);
+    conveyord_with(all).await
+}
+
+/// Runs `conveyord <args>` as they are: (exit code, stdout, stderr; -1 when a signal ended it).
+async fn conveyord_with(args: Vec<String>) -> (i32, String, String) {
     let out = tokio::task::spawn_blocking(move || {
         std::process::Command::new(env!("CARGO_BIN_EXE_conveyord"))
-            .args(&all)
+            .args(&args)
             .env("RUST_BACKTRACE", "0")
             .output()
             .unwrap()
@@ -205,15 +210,14 @@ async fn conveyord_budget_prints_the_pools_kinds_and_misses() {
 /// blocks (2) or not (0); it reads the token from `--token-file` like any client subcommand.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn conveyord_check_prints_what_blocks_and_says_so_in_its_exit_code() {
-    let run = |url: String, token_file: std::path::PathBuf| {
-        tokio::task::spawn_blocking(move || {
-            std::process::Command::new(env!("CARGO_BIN_EXE_conveyord"))
-                .args(["check", "--url", &url, "--token-file"])
-                .arg(token_file)
-                .env("RUST_BACKTRACE", "0")
-                .output()
-                .unwrap()
-        })
+    let run = |url: String, token_file: &std::path::Path| {
+        conveyord_with(vec![
+            "check".into(),
+            "--url".into(),
+            url,
+            "--token-file".into(),
+            token_file.display().to_string(),
+        ])
     };
     let tmp = tempfile::tempdir().unwrap();
     let token_file = tmp.path().join("token");
@@ -222,14 +226,8 @@ async fn conveyord_check_prints_what_blocks_and_says_so_in_its_exit_code() {
     // No agent CLI: it blocks, and the fix is printed beneath.
     let mut d = Daemon::builder().config("run_lines = false").start().await;
     d.project().await;
-    let out = run(d.url().to_string(), token_file.clone()).await.unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(2),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (code, text, err) = run(d.url().to_string(), &token_file).await;
+    assert_eq!(code, 2, "{text}\n{err}");
     assert!(
         text.contains("blocking agent_binary: the agent CLI cannot be started"),
         "{text}"
@@ -245,9 +243,8 @@ async fn conveyord_check_prints_what_blocks_and_says_so_in_its_exit_code() {
         .mock()
         .start()
         .await;
-    let out = run(d.url().to_string(), token_file.clone()).await.unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(out.status.code(), Some(0), "{text}");
+    let (code, text, _) = run(d.url().to_string(), &token_file).await;
+    assert_eq!(code, 0, "{text}");
     assert!(
         text.contains("ok       agent_login: claude is logged in (api_key)"),
         "{text}"
@@ -256,8 +253,8 @@ async fn conveyord_check_prints_what_blocks_and_says_so_in_its_exit_code() {
 
     // A refused token is an error (1), not a verdict.
     std::fs::write(&token_file, "wrong\n").unwrap();
-    let out = run(d.url().to_string(), token_file).await.unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("401"));
+    let (code, _, err) = run(d.url().to_string(), &token_file).await;
+    assert_eq!(code, 1);
+    assert!(err.contains("401"), "{err}");
     d.stop().await;
 }
