@@ -350,7 +350,6 @@ fn simulate(
                         // What the live cost could tell at best: the step's true cost.
                         return Some(Reserve {
                             estimate_usd: s.cost,
-                            typical_usd: s.cost,
                             live_usd: r.charged,
                             rate_usd_min: r.reserve.rate_usd_min,
                             started_ms,
@@ -415,7 +414,6 @@ fn simulate(
                 let estimate = (hint * (1.2816 * sigma).exp() * m).max(floor);
                 Reserve {
                     estimate_usd: estimate,
-                    typical_usd: (hint * m).min(estimate),
                     ..base
                 }
             } else {

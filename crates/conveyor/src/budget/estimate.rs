@@ -22,8 +22,6 @@ pub struct Estimate {
     /// Samples (finished runs) it rests on.
     pub count: u32,
     pub median: Option<f64>,
-    /// The mean of the same runs: what a step like it costs on average.
-    pub mean: Option<f64>,
     /// The 0.9 quantile.
     pub high: Option<f64>,
     /// Recent misses that raised it.
@@ -197,7 +195,6 @@ impl Policy {
             usd: base * (1.0 + self.cfg.margin) * raise,
             count: u32::try_from(samples.len()).unwrap_or(u32::MAX),
             median: (!samples.is_empty()).then(|| quantile(&samples, 0.5)),
-            mean: (!samples.is_empty()).then(|| mean(&samples)),
             high: (!samples.is_empty()).then(|| quantile(&samples, 0.9)),
             misses,
             per_project,
@@ -274,13 +271,6 @@ impl Policy {
             });
         (u32::try_from(total).unwrap_or(u32::MAX), recent, advice)
     }
-}
-
-/// The mean of `values` (0 when there are none).
-pub fn mean(values: &[f64]) -> f64 {
-    #[allow(clippy::cast_precision_loss)]
-    let n = values.len().max(1) as f64;
-    values.iter().sum::<f64>() / n
 }
 
 /// The `q` quantile of sorted values, linearly interpolated.
@@ -672,7 +662,5 @@ mod tests {
         assert_eq!(quantile(&[3.0], 0.9), 3.0);
         assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.75), 4.0);
         assert!((quantile(&[1.0, 2.0], 0.9) - 1.9).abs() < 1e-12);
-        assert_eq!(mean(&[]), 0.0);
-        assert_eq!(mean(&[1.0, 1.0, 4.0]), 2.0);
     }
 }

@@ -4,9 +4,8 @@
 //! simulator (a virtual clock) run the very same code.
 //!
 //! The rule, per configured pool (rolling window, weekly cap, monthly credit): spent in the
-//! pool + estimates of running steps + this step's estimate ≤ the pool's threshold (when the
-//! server's utilisation is the pool's count, the estimates' margins over a typical step are
-//! combined as a root sum of squares: [`Policy::need`]). Callers ask for candidates in
+//! pool + what the running steps' estimates have not spent yet + this step's estimate ≤ the
+//! pool's threshold, the claims summed ([`Policy::need`]). Callers ask for candidates in
 //! priority order and add each started step's claim to [`Snapshot::running`] before asking
 //! about the next ([`Policy::admit`]): a best-priority step that does not fit waits, a shorter
 //! one below it that fits starts (packing), and priority stays the main order.
@@ -113,7 +112,8 @@ pub struct Snapshot {
     /// The steps running now (a started step's reserve is pushed here).
     pub running: Vec<Reserve>,
     /// Their spend so far is known (`Reserve::live_usd`, the daemon's live cost of a run):
-    /// our own count of a pool then holds it, and claims add up as under the server's word.
+    /// our own count of a pool then holds it, and each claim counts only what it has not
+    /// spent yet.
     pub live: bool,
     /// What the server's utilisation says of the window's size (`threshold_usd = "auto"`).
     pub window_calibration: Option<conveyor_api::Calibration>,
@@ -251,7 +251,7 @@ impl Policy {
             if self.peak(&p, snap, cand) <= p.threshold_usd + EPS {
                 continue;
             }
-            let need = self.need(&p, snap, cand);
+            let need = self.need(snap, cand);
             let running = need - est;
             if est > p.threshold_usd + EPS {
                 // It will never fit: say so (the line waits, visibly, for a finer cut or a
