@@ -372,7 +372,7 @@ mod tests {
         assert_eq!(s.runs[1].step_id, missed);
         let p = &b.policy;
         assert!((p.retry_floor(&s.runs, &missed) - 0.5 * (1.0 + p.cfg.margin)).abs() < 1e-9);
-        // No fixer history: the cold start, spread at no known rate.
+        // The fixer is claimed at its recorded estimate, 1.25, at no known rate (no history).
         // With when it started: what it spends leaves the window from then.
         assert_eq!(
             s.running,

@@ -4,8 +4,9 @@
 //! simulator (a virtual clock) run the very same code.
 //!
 //! The rule, per configured pool (rolling window, weekly cap, monthly credit): spent in the
-//! pool + what the running steps' estimates have not spent yet + this step's estimate ≤ the
-//! pool's threshold, the claims summed ([`Policy::need`]). Callers ask for candidates in
+//! pool + what the running steps' estimates have not spent yet (all of it when their spend is
+//! not known) + this step's estimate ≤ the pool's threshold, the claims summed
+//! ([`Policy::need`]). Callers ask for candidates in
 //! priority order and add each started step's claim to [`Snapshot::running`] before asking
 //! about the next ([`Policy::admit`]): a best-priority step that does not fit waits, a shorter
 //! one below it that fits starts (packing), and priority stays the main order.
