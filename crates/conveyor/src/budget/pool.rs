@@ -84,7 +84,7 @@ impl Policy {
                 .iter()
                 .filter(|r| r.finished_ms >= start && r.finished_ms <= now)
                 .fold(0.0, |a, r| a + r.cost_usd)
-                + snap.live_usd();
+                + if snap.live { snap.live_usd() } else { 0.0 };
             pools.push(Pool {
                 kind: PoolKind::Monthly,
                 span_ms: next - start,
@@ -134,7 +134,13 @@ impl Policy {
         }
         // What the running steps have spent so far, spent since each started (or now, when
         // that is not known); the server's utilisation holds what they spent before its event.
-        for r in snap.running.iter().filter(|r| r.live_usd > 0.0) {
+        // Only when the snapshot says their spend is known (`live`): otherwise their claims
+        // count whole ([`Policy::need`]), and counting the spend here too would count it twice.
+        for r in snap
+            .running
+            .iter()
+            .filter(|r| snap.live && r.live_usd > 0.0)
+        {
             let start = r.started_ms.map_or(now, |s| s.min(now));
             spread(start, now, r.live_usd, from, span, &mut leaves);
         }
@@ -289,6 +295,7 @@ mod tests {
         };
         // Started 90 minutes ago: what it spent in its first half hour has left the window.
         let mut s = snap(vec![]);
+        s.live = true;
         s.running = vec![running(Some(NOW - 90 * MINUTE_MS))];
         let pool = &p.pools(&s)[0];
         assert!((pool.spent_usd - 6.0 * (1.0 - 1.0 / 9.0)).abs() < 1e-9);
@@ -296,6 +303,10 @@ mod tests {
         // When it started is not known: all of it counts as spent now.
         s.running = vec![running(None)];
         assert_eq!(p.pools(&s)[0].leaves, [(NOW + HOUR, 6.0)]);
+        // A snapshot that does not say the spend is known counts none of it: the step's
+        // claim then counts whole, and the spend would count twice.
+        s.live = false;
+        assert_eq!(p.pools(&s)[0].spent_usd, 0.0);
     }
 
     #[test]
