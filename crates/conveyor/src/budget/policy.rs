@@ -124,9 +124,18 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// What the running steps have spent so far.
+    /// The running steps whose spend so far the pools count: those that have spent, and only
+    /// when the snapshot says it is known (`live`). Otherwise their claims count whole
+    /// ([`Policy::need`]), and counting their spend too would count it twice.
+    pub fn counted_spending(&self) -> impl Iterator<Item = &Reserve> {
+        self.running
+            .iter()
+            .filter(|r| self.live && r.live_usd > 0.0)
+    }
+
+    /// What the running steps have spent so far, as the pools count it.
     pub fn live_usd(&self) -> f64 {
-        self.running.iter().fold(0.0, |a, r| a + r.live_usd)
+        self.counted_spending().fold(0.0, |a, r| a + r.live_usd)
     }
 
     pub fn running_usd(&self) -> f64 {

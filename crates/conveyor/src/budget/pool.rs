@@ -84,7 +84,7 @@ impl Policy {
                 .iter()
                 .filter(|r| r.finished_ms >= start && r.finished_ms <= now)
                 .fold(0.0, |a, r| a + r.cost_usd)
-                + if snap.live { snap.live_usd() } else { 0.0 };
+                + snap.live_usd();
             pools.push(Pool {
                 kind: PoolKind::Monthly,
                 span_ms: next - start,
@@ -134,13 +134,7 @@ impl Policy {
         }
         // What the running steps have spent so far, spent since each started (or now, when
         // that is not known); the server's utilisation holds what they spent before its event.
-        // Only when the snapshot says their spend is known (`live`): otherwise their claims
-        // count whole ([`Policy::need`]), and counting the spend here too would count it twice.
-        for r in snap
-            .running
-            .iter()
-            .filter(|r| snap.live && r.live_usd > 0.0)
-        {
+        for r in snap.counted_spending() {
             let start = r.started_ms.map_or(now, |s| s.min(now));
             spread(start, now, r.live_usd, from, span, &mut leaves);
         }
