@@ -28,7 +28,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort, launch, makeHome, screenshot } from './harness.mjs';
 import { CLAUDE, agentEnvToml, bash, embeddedConnected, judgeVerdict, makeRepo, startMock, text, writePlan } from './support.mjs';
-import { Key } from './webdriver.mjs';
+import { Key, WAIT_MS } from './webdriver.mjs';
 
 const TOKEN = 'morning-token-0123456789';
 
@@ -135,7 +135,7 @@ async function night() {
 }
 
 /** Polls `probe` every 10 ms (the keys' timing is measured, so the waits must be fine). */
-function soon(probe, what, timeoutMs = 20000) {
+function soon(probe, what, timeoutMs = WAIT_MS) {
   return app.driver.until(probe, what, timeoutMs, 10);
 }
 

@@ -39,8 +39,8 @@ const pageOrder = (d) =>
 
 /** The page's queued group and the daemon agree on `want`. */
 async function ordered(d, want, what) {
-  await d.until(async () => JSON.stringify(await daemonOrder()) === JSON.stringify(want), `${what}: the daemon's order`, 20000);
-  await d.until(async () => JSON.stringify(await pageOrder(d)) === JSON.stringify(want), `${what}: the page's order`, 20000);
+  await d.until(async () => JSON.stringify(await daemonOrder()) === JSON.stringify(want), `${what}: the daemon's order`);
+  await d.until(async () => JSON.stringify(await pageOrder(d)) === JSON.stringify(want), `${what}: the page's order`);
 }
 
 before(async () => {
@@ -119,18 +119,22 @@ test('lines queued at once, then the queue reordered by dragging and by keys: th
   await d.press(points.from);
   await d.moveTo(points.from, points.to);
   // Mid-drag: the line lifted, a drop indicator in the gap above the first row.
-  const mid = await d.script(
-    "const i = document.querySelector('[data-testid=drop-indicator]'); return { gap: i?.dataset.gap ?? null, lifted: [...document.querySelectorAll('[data-testid=queued-item].lifted .title')].map((t) => t.textContent) };",
-  );
-  assert.deepEqual(mid, { gap: '0', lifted: ['Выход'] });
+  const midDrag = () =>
+    d.script(
+      "const i = document.querySelector('[data-testid=drop-indicator]'); return { gap: i?.dataset.gap ?? null, lifted: [...document.querySelectorAll('[data-testid=queued-item].lifted .title')].map((t) => t.textContent) };",
+    );
+  const want = { gap: '0', lifted: ['Выход'] };
+  await d
+    .until(async () => JSON.stringify(await midDrag()) === JSON.stringify(want), 'the line lifted over the first gap')
+    .catch(async (e) => assert.fail(`${e.message}: ${JSON.stringify(await midDrag())}`));
   await screenshot(d, 'queue-order-dragging');
   await d.release();
   await ordered(d, ['Выход', 'Меню', 'Вход'], 'after the drag');
   // Said to a screen reader too (the region is visually hidden, so read its text).
-  assert.equal(
-    await d.script("return document.querySelector('[data-testid=queue-announce]').textContent;"),
-    '«Выход»: теперь 1-я в очереди из 3',
-  );
+  const announced = () => d.script("return document.querySelector('[data-testid=queue-announce]').textContent;");
+  await d
+    .until(async () => (await announced()) === '«Выход»: теперь 1-я в очереди из 3', 'the move announced')
+    .catch(async (e) => assert.fail(`${e.message}: ${await announced()}`));
   await screenshot(d, 'queue-order-dragged');
 
   // «Вход» one up with Alt+↑ on its grip; the focus stays on it for the next key.

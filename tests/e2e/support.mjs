@@ -5,6 +5,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { ROOT } from './harness.mjs';
+import { WAIT_MS } from './webdriver.mjs';
 
 export const CLAUDE = path.join(ROOT, 'node_modules', '.bin', 'claude');
 const TARGET = process.env.CARGO_TARGET_DIR ?? path.join(ROOT, 'target');
@@ -199,7 +200,7 @@ export function openLine(d, id) {
       return false;
     },
     `the detail of line ${id}`,
-    20000,
+    WAIT_MS,
     250,
   );
 }

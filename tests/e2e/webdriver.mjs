@@ -12,6 +12,14 @@ export const Key = {
   ARROW_DOWN: '\uE015',
 };
 
+/**
+ * How long a wait for the page lasts unless a test says otherwise: what a page does in well
+ * under a second on an idle machine (a render, a reload of a list, a daemon's answer) takes
+ * seconds on a 2-core machine whose cores another build keeps busy. Waits for agents' work
+ * (a line's steps, each a `claude` process) give their own, longer limits.
+ */
+export const WAIT_MS = 30000;
+
 // The W3C element key; WebKitWebDriver 2.50 answers with a key ending in "cecf" instead, so
 // an element reference is read as the single value of its object.
 const elementId = (ref) => Object.values(ref)[0];
@@ -50,15 +58,19 @@ export class WebDriver {
   }
 
   /**
-   * Waits for an element matching `css` and sends it `action`. A page that re-renders between
-   * the find and the action (a live list whose row moved to another group) leaves a stale
-   * element: nothing was done, so it is found again and the action repeated.
+   * Waits for an element matching `css` that is enabled and sends it `action`. A click on a
+   * disabled button is no error in WebDriver: it does nothing, and the test would then wait
+   * for an outcome that never comes (a form whose button enables only once the app has
+   * loaded what it needs, later on a loaded machine). A page that re-renders between the find
+   * and the action (a live list whose row moved to another group) leaves a stale element:
+   * nothing was done, so it is found again and the action repeated.
    */
-  async act(css, action, body, timeoutMs = 20000) {
+  async act(css, action, body, timeoutMs = WAIT_MS) {
     await this.until(async () => {
       const [id] = await this.findAll(css);
       if (!id) return false;
       try {
+        if (!(await request(this.url(`/element/${id}/enabled`), 'GET'))) return false;
         await request(this.url(`/element/${id}/${action}`), 'POST', body);
         return true;
       } catch (e) {
@@ -140,7 +152,7 @@ export class WebDriver {
   }
 
   /** Waits until an element matching `css` exists; returns its id. */
-  async waitFor(css, timeoutMs = 20000) {
+  async waitFor(css, timeoutMs = WAIT_MS) {
     return this.until(async () => {
       const ids = await this.findAll(css);
       return ids[0];
@@ -148,7 +160,7 @@ export class WebDriver {
   }
 
   /** Polls `probe` every `everyMs` until it returns something truthy, or fails after `timeoutMs`. */
-  async until(probe, what, timeoutMs = 20000, everyMs = 100) {
+  async until(probe, what, timeoutMs = WAIT_MS, everyMs = 100) {
     const deadline = Date.now() + timeoutMs;
     let last;
     for (;;) {

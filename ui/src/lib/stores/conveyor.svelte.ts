@@ -390,9 +390,14 @@ export class ConveyorStore {
     await this.select(id);
   }
 
+  /** Adds a project; the new one is in `projects` when this resolves, whatever the reload
+   * does: a load of the list already under way (an event's) may answer without it, and the
+   * line form would then drop the project it was just given as its choice. */
   async createProject(project: NewProject): Promise<Project | null> {
     const p = await this.act('project', () => api.createProject(project));
-    if (p) await this.loadProjects();
+    if (!p) return null;
+    if (!this.projects.some((q) => q.id === p.id)) this.projects.push(p);
+    await this.loadProjects();
     return p;
   }
 

@@ -97,6 +97,25 @@ describe('ConveyorStore', () => {
   });
   afterEach(() => vi.useRealTimers());
 
+  it('has a project it just added in its list, though a load of the list under way answers without it', async () => {
+    const s = new ConveyorStore();
+    const blog = project({ id: 'p2', name: 'blog' });
+    api.createProject.mockResolvedValue(blog);
+    // Its own reload answers late with the list from before, and an event's reload after it.
+    const answers: ((v: ReturnType<typeof project>[]) => void)[] = [];
+    api.projects.mockImplementation(() => new Promise((r) => answers.push(r)));
+    const created = s.createProject({ name: 'blog', repo_path: '/srv/blog' });
+    await vi.waitFor(() => expect(answers).toHaveLength(1));
+    const event = s.loadProjects();
+    answers[0]([project()]);
+    expect(await created).toEqual(blog);
+    // Before the event's reload answers, the form already has the project to choose.
+    expect(s.projects.map((p) => p.id)).toEqual(['p2']);
+    answers[1]([project(), blog]);
+    await event;
+    expect(s.projects.map((p) => p.id)).toEqual(['p1', 'p2']);
+  });
+
   it('reorders the queue with one call: the new order shows at once, the daemon\'s priorities after', async () => {
     const s = new ConveyorStore();
     const lines = [line('a', 'queued', { priority: 2 }), line('b', 'queued', { priority: 1 }), line('c', 'queued')];
