@@ -83,3 +83,62 @@ disk_room() {
     echo "warning: a cold build needs about ${TARGET_GIB} GiB in $target; ${free_target} GiB is free" >&2
   fi
 }
+
+# svelte_check: the front end's types, errors only (the last lines of its machine output).
+svelte_check() {
+  npx svelte-check --workspace ui --threshold error --output machine | tail -n 3
+}
+
+# e2e_tests [ARGS...]: the desktop app end to end under Xvfb, one file at a time (each starts
+# its own app, daemon and mocks); ARGS go to `node --test` (a reporter, say).
+e2e_tests() {
+  xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 "$@" tests/e2e/*.e2e.mjs
+}
+
+# rust_tests LOG [ARGS...]: every Rust test, its output also kept in LOG (the summary is read
+# back from it); ARGS go to nextest. No retries: a test that passes only on a second try is a
+# failure to mend, not to hide.
+rust_tests() {
+  local log=$1
+  shift
+  cargo nextest run --workspace --no-fail-fast "$@" 2>&1 | tee "$log"
+}
+
+# phase NAME CMD...: runs one phase of a test run, in a subshell with `set -e`, and records
+# whether it passed and how many seconds it took; never stops the caller.
+PHASE_NAMES=()
+PHASE_SECS=()
+PHASE_OK=()
+PHASE_FAILED=()
+phase() {
+  local name=$1 start=$SECONDS rc
+  shift
+  echo "== $name" >&2
+  (
+    set -e
+    "$@"
+  )
+  rc=$?
+  PHASE_NAMES+=("$name")
+  PHASE_SECS+=($((SECONDS - start)))
+  if [ "$rc" -eq 0 ]; then
+    PHASE_OK+=("$name")
+  else
+    PHASE_FAILED+=("$name")
+    echo "== $name failed (exit $rc)" >&2
+  fi
+}
+
+# phase_summary: the table of the phases run so far, in their order.
+phase_summary() {
+  local i name result
+  echo >&2
+  echo "== phases" >&2
+  printf '%-14s %-6s %8s\n' phase result seconds >&2
+  for i in "${!PHASE_NAMES[@]}"; do
+    name=${PHASE_NAMES[$i]}
+    result=pass
+    [[ " ${PHASE_FAILED[*]} " == *" $name "* ]] && result=FAIL
+    printf '%-14s %-6s %8s\n' "$name" "$result" "${PHASE_SECS[$i]}" >&2
+  done
+}

@@ -1,36 +1,53 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, then runs every test — lints, the
-# front end's unit tests, the desktop app end to end under Xvfb, and every Rust test. The
-# output ends with the test runner's summary (nextest, last).
-set -euo pipefail
+# front end's unit tests, the test doubles' contracts, the desktop app end to end under Xvfb,
+# and every Rust test.
+#
+# Each phase runs even when an earlier one failed: a red lint must not hide a red test, and a
+# newcomer sees everything that is wrong in one run. At the end a table says which phases
+# passed and how long each took, and the exit status is non-zero if any failed. The output
+# still ends with the test runner's own summary (nextest's, printed again under the table).
+set -uo pipefail
 cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 # One whole run gains nothing from incremental state, and it is a quarter of a cold target.
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
-disk_room
 
-apt_pkgs git "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
-command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
-npm_deps
-fuzz_venv
-cargo_need cargo-nextest cargo-nextest
-cargo_need tauri-driver tauri-driver --version ^2
+# What every phase needs. Without it no phase can run, so a failure here stops the run.
+(
+  set -e
+  disk_room
+  apt_pkgs git "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
+  command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
+  npm_deps
+  fuzz_venv
+  cargo_need cargo-nextest cargo-nextest
+  cargo_need tauri-driver tauri-driver --version ^2
+)
+# (Tested apart, not with `||`: a subshell on the left of `||` runs with `set -e` ignored.)
+[ $? -eq 0 ] || { echo "error: installing what the tests need failed (above); no test ran" >&2; exit 1; }
 
-echo "== format and lints" >&2
-cargo fmt --all -- --check
-build_app # clippy and the tests need ui/dist: tauri embeds it at compile time
-cargo clippy --workspace --all-targets --quiet -- -D warnings
-npx svelte-check --workspace ui --threshold error --output machine | tail -n 3
+nextest_log=$(mktemp "${TMPDIR:-/tmp}/pult-nextest.XXXXXX")
+trap 'rm -f "$nextest_log"' EXIT
 
-echo "== front end unit tests" >&2
-npx vitest run --root ui
+phase fmt cargo fmt --all -- --check
+# clippy, the e2e tests and the Rust tests need ui/dist: tauri embeds it at compile time.
+phase build build_app
+phase clippy cargo clippy --workspace --all-targets --quiet -- -D warnings
+phase svelte-check svelte_check
+phase vitest npx vitest run --root ui
+# The mock Telegram and PlanFix servers hold to the real APIs' contracts.
+phase contracts node --test tests/fixtures/*.test.mjs
+phase e2e e2e_tests
+phase nextest rust_tests "$nextest_log"
 
-echo "== test doubles: the mock Telegram and PlanFix servers hold to their contracts" >&2
-node --test tests/fixtures/*.test.mjs
-
-echo "== end to end: the app under Xvfb" >&2
-xvfb-run -a -s "-screen 0 1280x800x24" node --test --test-concurrency=1 tests/e2e/*.e2e.mjs
-
-echo "== Rust tests" >&2
-cargo nextest run --workspace --no-fail-fast
+phase_summary
+# The runner's summary ends the output: nextest's closing block, or, when nextest could not
+# run at all, a count of the phases in the plain form.
+if grep -q '^ *Summary \[' "$nextest_log"; then
+  sed -n '/^ *Summary \[/,$p' "$nextest_log" >&2
+else
+  echo "phases: ${#PHASE_OK[@]} passed, ${#PHASE_FAILED[@]} failed" >&2
+fi
+[ ${#PHASE_FAILED[@]} -eq 0 ]
