@@ -155,6 +155,7 @@ impl From<conveyor_api::ClientError> for AppError {
                     | Api::BadPlanfixTask
                     | Api::DuplicateTitle
                     | Api::DuplicateLine
+                    | Api::UnknownLine
                     | Api::Internal => ErrorCode::Daemon,
                 }
             }

@@ -37,7 +37,7 @@ checked_at: string, items: Array<PreflightItem>, };
 
 export type ApiErrorBody = { code: ErrorCode, message: string, };
 
-export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "level_lower" | "catcher_off" | "bad_planfix_task" | "duplicate_title" | "duplicate_line" | "internal";
+export type ErrorCode = "unauthorized" | "not_found" | "bad_request" | "invalid_state" | "unmerged_commits" | "exists" | "not_a_repository" | "unknown_project" | "not_an_option" | "answer_started" | "level_lower" | "catcher_off" | "bad_planfix_task" | "duplicate_title" | "duplicate_line" | "unknown_line" | "internal";
 
 export type Project = { id: string, name: string, repo_path: string, main_branch: string, created_at: string, };
 
@@ -48,7 +48,9 @@ export type NewProject = {
 name: string, 
 /**
  * The absolute path, on the daemon's machine, of a git repository that has
- * `main_branch` (422 `not_a_repository` otherwise).
+ * `main_branch` (422 `not_a_repository` otherwise). Absolute as the daemon's system
+ * has it, which the document's pattern says: from `/` on Unix; from a drive
+ * (`C:\` or `C:/`) or a UNC share (`\\server\share`) on Windows.
  */
 repo_path: string, 
 /**
@@ -163,7 +165,7 @@ priority: number, };
 export type LineOrder = { 
 /**
  * Ids of queued lines, each once (422 `duplicate_line` otherwise); an id no line has
- * is 404 `not_found`, a line that is not queued 409 `invalid_state`.
+ * is 422 `unknown_line`, a line that is not queued 409 `invalid_state`.
  */
 line_ids: Array<string>, };
 

@@ -264,8 +264,8 @@ impl Client {
     /// answer is those lines, in that order, with their new priorities.
     ///
     /// # Errors
-    /// As [`Client::health`]; `duplicate_line` (an id listed twice), `not_found` (an id no line
-    /// has), `invalid_state` (a line that is not queued), `bad_request` (no ids, or more than
+    /// As [`Client::health`]; `duplicate_line` (an id listed twice), `unknown_line` (an id no
+    /// line has), `invalid_state` (a line that is not queued), `bad_request` (no ids, or more than
     /// [`ORDER_MAX_LINES`]).
     pub async fn reorder(&self, ids: &[String]) -> Result<Vec<Line>, ClientError> {
         self.send(

@@ -84,7 +84,7 @@ pub async fn conveyor_set_priority(
 
 /// Puts the queued lines `ids` in this order, first to start first (one `PUT
 /// /api/lines/order`): the lines come back in it with their new priorities. An id listed twice
-/// is refused with `duplicate_line`, an unknown one with `not_found` (both the app's `daemon`
+/// is refused with `duplicate_line`, an unknown one with `unknown_line` (both the app's `daemon`
 /// code, the daemon's beside it), a line that is no longer queued with `invalid_state`.
 #[tauri::command]
 pub async fn conveyor_reorder(

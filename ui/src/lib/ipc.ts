@@ -135,7 +135,7 @@ export const conveyor = {
     call<Line>('conveyor_set_priority', { id, priority }),
   /** Puts the queued lines `ids` in this order, first to start first (one `PUT
    * /api/lines/order`); resolves to them in it, with their new priorities. Refused when a line
-   * is no longer queued (`invalid_state`), listed twice (`duplicate_line`) or gone (`not_found`). */
+   * is no longer queued (`invalid_state`), listed twice (`duplicate_line`) or gone (`unknown_line`). */
   reorder: (ids: string[]) => call<Line[]>('conveyor_reorder', { ids }),
   /** Raises the line's level (light → medium → full); a lower one is refused (the daemon's
    * `level_lower`), as is any once the line's checks are over (`invalid_state`). */

@@ -127,6 +127,9 @@ named! {
         /// 422: a line's id is listed twice in `PUT /api/lines/order`: it can have one place
         /// only.
         DuplicateLine = "duplicate_line",
+        /// 422: `PUT /api/lines/order` lists an id no line has. (A 404 would say the order
+        /// itself is missing; like `unknown_project`, it is the body that names nothing.)
+        UnknownLine = "unknown_line",
         /// 500: the daemon failed; the details are in its log, never in the answer.
         Internal = "internal",
     }
@@ -150,8 +153,17 @@ wire! {
         #[cfg_attr(feature = "openapi", schema(pattern = r"[^ \t\r\n]"))]
         pub name: String,
         /// The absolute path, on the daemon's machine, of a git repository that has
-        /// `main_branch` (422 `not_a_repository` otherwise).
-        #[cfg_attr(feature = "openapi", schema(min_length = 1))]
+        /// `main_branch` (422 `not_a_repository` otherwise). Absolute as the daemon's system
+        /// has it, which the document's pattern says: from `/` on Unix; from a drive
+        /// (`C:\` or `C:/`) or a UNC share (`\\server\share`) on Windows.
+        #[cfg_attr(
+            all(feature = "openapi", not(windows)),
+            schema(min_length = 1, pattern = r"^/")
+        )]
+        #[cfg_attr(
+            all(feature = "openapi", windows),
+            schema(min_length = 1, pattern = r"^([A-Za-z]:[\\/]|\\\\[^\\/]+[\\/][^\\/]+)")
+        )]
         pub repo_path: String,
         /// The branch lines fork from and merge into; `main` when absent.
         #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -366,7 +378,9 @@ wire! {
     /// every queued line of a project) to decide its whole order.
     pub struct LineOrder {
         /// Ids of queued lines, each once (422 `duplicate_line` otherwise); an id no line has
-        /// is 404 `not_found`, a line that is not queued 409 `invalid_state`.
+        /// is 422 `unknown_line`, a line that is not queued 409 `invalid_state`.
+        // The document's `uniqueItems` is added where it is served (conveyor's
+        // `api/openapi.rs`): utoipa 5 has no field attribute for it.
         #[cfg_attr(feature = "openapi", schema(min_items = 1, max_items = 1000))]
         pub line_ids: Vec<String>,
     }
@@ -622,6 +636,7 @@ mod tests {
             (ErrorCode::BadPlanfixTask, "bad_planfix_task"),
             (ErrorCode::DuplicateTitle, "duplicate_title"),
             (ErrorCode::DuplicateLine, "duplicate_line"),
+            (ErrorCode::UnknownLine, "unknown_line"),
             (ErrorCode::Internal, "internal"),
         ];
         assert_eq!(sent.len(), ErrorCode::ALL.len());

@@ -461,9 +461,8 @@ async fn patch(
 #[utoipa::path(put, operation_id = "reorder_lines", path = "/api/lines/order", request_body = LineOrder,
     responses((status = 200, body = Vec<Line>, description = "The listed lines in their new order, with their priorities"),
         (status = 400, description = "`bad_request`: a malformed body, no ids, or more than 1000", body = ApiErrorBody),
-        (status = 404, description = "`not_found`: no line has one of the ids (the message names them); nothing changed", body = ApiErrorBody),
         (status = 409, description = "`invalid_state`: a listed line is not queued (the message names them and their states); nothing changed", body = ApiErrorBody),
-        (status = 422, description = "`duplicate_line`: an id is listed more than once; nothing changed", body = ApiErrorBody)))]
+        (status = 422, description = "`unknown_line`: no line has one of the ids (the message names them); `duplicate_line`: an id is listed more than once (which the schema's `uniqueItems` says too); nothing changed", body = ApiErrorBody)))]
 async fn reorder(
     State(st): State<AppState>,
     body: Result<Json<LineOrder>, JsonRejection>,
@@ -484,7 +483,12 @@ async fn reorder(
                 r.to_string(),
             ));
         }
-        Err(r @ R::Unknown(_)) => return Err(ApiError::not_found(r.to_string())),
+        Err(r @ R::Unknown(_)) => {
+            return Err(ApiError::unprocessable(
+                ErrorCode::UnknownLine,
+                r.to_string(),
+            ));
+        }
         Err(r @ R::NotQueued(_)) => {
             return Err(ApiError::conflict(ErrorCode::InvalidState, r.to_string()));
         }

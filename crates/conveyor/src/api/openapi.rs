@@ -105,7 +105,7 @@ const LINKS: &[(&str, &str, &str, &[&str], Target)] = &[
     (
         "get_review",
         "200",
-        "/projects/0/unvalidated/0/id",
+        "/projects/0/decided/0/id",
         &["answer_question"],
         Target::Path("id"),
     ),
@@ -151,9 +151,15 @@ fn add_links(doc: &mut serde_json::Value) {
                 Target::Body(field) => {
                     serde_json::json!({"operationId": to, "requestBody": {*field: value}})
                 }
-                Target::BodyList(field) => {
-                    serde_json::json!({"operationId": to, "requestBody": {*field: [value]}})
-                }
+                // The whole body, as OpenAPI means a link's `requestBody`. Said again for
+                // schemathesis, which otherwise merges a linked list into one it generated
+                // (`[new id, random id, …]`): a request no daemon can take, and a reorder
+                // refused right after the line was made reads as a resource gone missing.
+                Target::BodyList(field) => serde_json::json!({
+                    "operationId": to,
+                    "requestBody": {*field: [value]},
+                    "x-schemathesis": {"merge_body": false},
+                }),
             };
             // Unique per answer: the target, and the row when one answer leads to it twice.
             links[format!("{to}_{n}")] = link;
@@ -193,9 +199,29 @@ fn describe_sse(doc: &mut serde_json::Value) {
     });
 }
 
-/// The served document: utoipa's, with the links and the event stream's items.
+/// What the handlers check of a body's shape that utoipa's attributes cannot say: (schema,
+/// property, keyword, value). A rule here is one the handler enforces, so that a client (or a
+/// fuzzer) built from the document never sends what the daemon refuses for its shape.
+const SHAPE_RULES: &[(&str, &str, &str, bool)] = &[
+    // `PUT /api/lines/order` refuses an id listed twice (422 `duplicate_line`).
+    ("LineOrder", "line_ids", "uniqueItems", true),
+];
+
+fn add_shape_rules(doc: &mut serde_json::Value) {
+    for (schema, property, keyword, value) in SHAPE_RULES {
+        let p = &mut doc["components"]["schemas"][*schema]["properties"][*property];
+        assert!(
+            p.is_object(),
+            "SHAPE_RULES names a property the document lacks: {schema}.{property}"
+        );
+        p[*keyword] = serde_json::json!(value);
+    }
+}
+
+/// The served document: utoipa's, with the shape rules, the links and the event stream's items.
 pub fn document() -> serde_json::Value {
     let mut doc = serde_json::to_value(ApiDoc::openapi()).expect("the document serializes");
+    add_shape_rules(&mut doc);
     add_links(&mut doc);
     describe_sse(&mut doc);
     doc
@@ -272,4 +298,121 @@ pub fn router() -> Router<ApiState> {
 async fn openapi_json() -> Json<&'static serde_json::Value> {
     static DOC: std::sync::OnceLock<serde_json::Value> = std::sync::OnceLock::new();
     Json(DOC.get_or_init(document))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    /// `schema` with its `$ref`s followed.
+    fn resolved<'a>(doc: &'a Value, mut schema: &'a Value) -> &'a Value {
+        while let Some(r) = schema.get("$ref").and_then(Value::as_str) {
+            schema = doc
+                .pointer(r.trim_start_matches('#'))
+                .unwrap_or_else(|| panic!("unresolvable {r}"));
+        }
+        schema
+    }
+
+    /// The schema of what `pointer` (a JSON pointer into a value of `schema`) reaches, or
+    /// `None` where the schema has no such place: a number steps into an array's items, a name
+    /// into an object's properties, through `$ref`, `oneOf`, `anyOf` and `allOf`.
+    fn schema_at<'a>(doc: &'a Value, schema: &'a Value, pointer: &str) -> Option<&'a Value> {
+        let schema = resolved(doc, schema);
+        let Some(rest) = pointer.strip_prefix('/') else {
+            return Some(schema);
+        };
+        for key in ["oneOf", "anyOf", "allOf"] {
+            if let Some(found) = schema
+                .get(key)
+                .and_then(Value::as_array)
+                .and_then(|alts| alts.iter().find_map(|s| schema_at(doc, s, pointer)))
+            {
+                return Some(found);
+            }
+        }
+        let (segment, rest) = rest.split_once('/').map_or((rest, ""), |(a, b)| (a, b));
+        let next = if segment.parse::<usize>().is_ok() {
+            schema.get("items")?
+        } else {
+            schema.get("properties")?.get(segment)?
+        };
+        let rest = if rest.is_empty() {
+            String::new()
+        } else {
+            format!("/{rest}")
+        };
+        schema_at(doc, next, &rest)
+    }
+
+    fn operation<'a>(doc: &'a Value, id: &str) -> &'a Value {
+        doc["paths"]
+            .as_object()
+            .unwrap()
+            .values()
+            .flat_map(|item| item.as_object().unwrap().values())
+            .find(|op| op["operationId"] == id)
+            .unwrap_or_else(|| panic!("no operation {id}"))
+    }
+
+    /// Every link reads a string the answer's schema has, and fills a parameter or a body
+    /// field the target operation has: a link into a field the answer lacks (as one into
+    /// `/projects/0/unvalidated` once was) fails here, not in a client following it.
+    #[test]
+    fn every_link_reads_a_place_its_answer_has_and_fills_one_its_target_takes() {
+        let doc = document();
+        for (from, status, pointer, targets, target) in LINKS {
+            let answer = &operation(&doc, from)["responses"][*status]["content"]["application/json"]
+                ["schema"];
+            let at = schema_at(&doc, answer, pointer)
+                .unwrap_or_else(|| panic!("{from} {status} has no {pointer}"));
+            assert_eq!(at["type"], "string", "{from} {pointer}: {at}");
+            for to in *targets {
+                let op = operation(&doc, to);
+                match target {
+                    Target::Path(name) => assert!(
+                        op["parameters"].as_array().is_some_and(|ps| ps
+                            .iter()
+                            .any(|p| p["in"] == "path" && p["name"] == *name)),
+                        "{to} has no path parameter {name}"
+                    ),
+                    Target::Body(field) | Target::BodyList(field) => {
+                        let body = &op["requestBody"]["content"]["application/json"]["schema"];
+                        let f = schema_at(&doc, body, &format!("/{field}"))
+                            .unwrap_or_else(|| panic!("{to}'s body has no {field}"));
+                        let want = if matches!(target, Target::BodyList(_)) {
+                            "array"
+                        } else {
+                            "string"
+                        };
+                        assert_eq!(f["type"], want, "{to}.{field}: {f}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// The shape rules land where they are meant to.
+    #[test]
+    fn an_order_lists_each_line_once_and_a_repository_path_is_absolute() {
+        let doc = document();
+        let schemas = &doc["components"]["schemas"];
+        assert_eq!(
+            schemas["LineOrder"]["properties"]["line_ids"]["uniqueItems"],
+            true
+        );
+        let pattern = schemas["NewProject"]["properties"]["repo_path"]["pattern"]
+            .as_str()
+            .expect("repo_path has a pattern");
+        assert_eq!(
+            pattern,
+            if cfg!(windows) {
+                r"^([A-Za-z]:[\\/]|\\\\[^\\/]+[\\/][^\\/]+)"
+            } else {
+                "^/"
+            }
+        );
+    }
 }

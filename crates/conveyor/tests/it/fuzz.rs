@@ -62,7 +62,7 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .await;
     // What the fuzzer is given ids of (tests/fuzz/schemathesis.toml), so that every operation
     // is fuzzed past "not found": the sample project (a real repository); a line needing Anton
-    // with an open question; a line awaiting acceptance; a queued line to cancel; a queued line
+    // with an open question; a line awaiting acceptance; a queued line to cancel; queued lines
     // to reorder.
     let shared = d.handle().shared();
     let asking = d.line("asking", "a line with a question").await;
@@ -97,14 +97,31 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .await
         .unwrap();
     let queued = d.line("queued", "a line to cancel").await;
-    let ordered = d.line("ordered", "a line to reorder").await;
+    let mut ordered = Vec::new();
+    for n in 1..=3 {
+        ordered.push(
+            d.line(&format!("ordered {n}"), "a line to reorder")
+                .await
+                .id,
+        );
+    }
 
-    // Its cache and any report go to a folder of its own, not the crate's.
+    // Its cache and any report go to a folder of its own, not the crate's; so does its
+    // configuration: the suite's, and the ids of a whole valid order, which the environment
+    // cannot carry (a list).
     let cwd = tempfile::tempdir().unwrap();
+    let config = cwd.path().join("schemathesis.toml");
+    let mut toml = std::fs::read_to_string(repo_root().join("tests/fuzz/schemathesis.toml"))
+        .expect("tests/fuzz/schemathesis.toml");
+    toml.push_str(&format!(
+        "\n[[operations]]\ninclude-operation-id = \"reorder_lines\"\nparameters = {{ \"body.line_ids\" = {} }}\n",
+        serde_json::to_string(&ordered).unwrap()
+    ));
+    std::fs::write(&config, toml).unwrap();
     let out = tokio::process::Command::new(&st)
         .current_dir(cwd.path())
         .arg("--config-file")
-        .arg(repo_root().join("tests/fuzz/schemathesis.toml"))
+        .arg(&config)
         .args(["run", &format!("{}/api/openapi.json", d.url())])
         .args(["--checks", "all"])
         .args(["--seed", &setting("FUZZ_SEED", SEED)])
@@ -116,7 +133,6 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .env("CONVEYOR_LINE_ID", &asking.id)
         .env("CONVEYOR_AWAITING_LINE_ID", &done.id)
         .env("CONVEYOR_QUEUED_LINE_ID", &queued.id)
-        .env("CONVEYOR_ORDER_LINE_ID", &ordered.id)
         .stdin(Stdio::null())
         .output()
         .await
@@ -147,4 +163,13 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         report.contains(&format!("Tested: {n}\n")),
         "not all {n} operations were tested:\n{report}"
     );
+    // The stateful phase ran and walked the document's links (a run whose links all broke, or
+    // that never reached them, would pass every check it made and test no sequence at all).
+    let covered: usize = report
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("API Links:"))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no stateful phase in the report:\n{report}"));
+    assert!(covered > 0, "no link was followed:\n{report}");
 }

@@ -8,7 +8,7 @@ export const REASON_CODES: readonly ReasonCode[] = ['cancelled', 'step_failed', 
 /** Every `PreflightCode`: the preflight's checks. */
 export const PREFLIGHT_CODES: readonly PreflightCode[] = ['agent_binary', 'agent_login', 'root_guard', 'judge_hooks', 'git', 'git_identity', 'data_dir', 'disk_space', 'repository', 'main_branch', 'clean_checkout', 'project_command', 'tests_paths', 'catcher', 'planfix', 'vault'];
 /** Every `ErrorCode` of the daemon's API. */
-export const DAEMON_ERROR_CODES: readonly ErrorCode[] = ['unauthorized', 'not_found', 'bad_request', 'invalid_state', 'unmerged_commits', 'exists', 'not_a_repository', 'unknown_project', 'not_an_option', 'answer_started', 'level_lower', 'catcher_off', 'bad_planfix_task', 'duplicate_title', 'duplicate_line', 'internal'];
+export const DAEMON_ERROR_CODES: readonly ErrorCode[] = ['unauthorized', 'not_found', 'bad_request', 'invalid_state', 'unmerged_commits', 'exists', 'not_a_repository', 'unknown_project', 'not_an_option', 'answer_started', 'level_lower', 'catcher_off', 'bad_planfix_task', 'duplicate_title', 'duplicate_line', 'unknown_line', 'internal'];
 /** Every `Channel` of the outbox: where a message to Anton goes. */
 export const OUTBOX_CHANNELS: readonly Channel[] = ['telegram', 'planfix'];
 /** Every `OutboxKind`: what a message to Anton says. */

@@ -471,6 +471,7 @@ const ru = {
   'daemonError.bad_planfix_task': 'Это не номер задачи ПланФикса (например, 1234 или #1234).',
   'daemonError.duplicate_title': 'В проекте уже есть открытая линия с таким названием: поменяйте её приоритет или отмените её.',
   'daemonError.duplicate_line': 'Одна линия указана в новом порядке дважды.',
+  'daemonError.unknown_line': 'Одной из линий нового порядка больше нет: список обновлён.',
   'daemonError.internal': 'Демон сломался на этом запросе (подробности в его журнале).',
 
   'reason.cancelled': 'отменена',
@@ -1041,6 +1042,7 @@ const en: Record<MessageKey, string> = {
   'daemonError.bad_planfix_task': 'That is not a PlanFix task number (e.g. 1234 or #1234).',
   'daemonError.duplicate_title': 'The project already has an open line with that title: change its priority or cancel it instead.',
   'daemonError.duplicate_line': 'A line is listed twice in the new order.',
+  'daemonError.unknown_line': 'A line of the new order is gone: the list is reloaded.',
   'daemonError.internal': 'The daemon failed on this request (its log has the details).',
 
   'reason.cancelled': 'cancelled',
