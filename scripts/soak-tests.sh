@@ -29,7 +29,7 @@ fuzz_venv
 cargo_need cargo-nextest cargo-nextest
 cargo_need tauri-driver tauri-driver --version ^2
 build_app
-cargo nextest run --workspace --no-run --quiet
+cargo nextest run --workspace --no-run --cargo-quiet
 set +e
 
 out="tests/artifacts/soak-$(date +%Y%m%d-%H%M%S)"
