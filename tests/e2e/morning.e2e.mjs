@@ -176,14 +176,14 @@ test('ten questions over three projects answered with keys only; one changed bef
     .catch(async (e) => {
       throw new Error(`${e.message}\n${await night()}`);
     });
-  // Queued only now, so nothing but the three waiting lines can let it into the slot first;
-  // its script is in place long before its agent's first request (a CLI takes over a second
-  // to start).
+  // Queued only now, so nothing but the three waiting lines can let it into the slot first.
+  // Its planner is held whenever its first request comes: the planner's script is set for any
+  // line before it is queued (the three others are past planning), and its line's own script
+  // (the same first step, then the rest) after, when its id is known.
+  const heldPlan = [{ ...writePlan({ level: 'light', steps: [{ title: 'work', task: 'work', checks: [] }] }), hold: true }, text('planned')];
+  await mock.scriptKind('planner', { 1: heldPlan });
   const busy = await queue(BUSY, -1);
-  await mock.scriptLine(busy.id, {
-    1: [{ ...writePlan({ level: 'light', steps: [{ title: 'work', task: 'work', checks: [] }] }), hold: true }, text('planned')],
-    '*': [text('done')],
-  });
+  await mock.scriptLine(busy.id, { 1: heldPlan, '*': [text('done')] });
   // The fourth line holds the only slot: no answer step can start until it is released.
   const held = await d.until(
     async () => (await mock.log()).find((e) => e.line === busy.id && e.held),

@@ -103,9 +103,15 @@ test('not logged in: the Lines banner says so with its fix, a queued line waits,
   // The banner's button leads to Settings, where Check runs the preflight again.
   await d.click('[data-testid=preflight-open-settings]');
   await d.waitFor('[data-testid=preflight-check]');
+  // The check is done when the page shows a newer one than before the click (the button is
+  // enabled again also before the click is handled at all).
+  const checkedAt = () => d.script("return document.querySelector('[data-testid=preflight-checked-at]')?.dataset.at ?? null;");
+  const before = await checkedAt();
   await d.click('[data-testid=preflight-check]');
   await d.until(
-    async () => (await d.script("return document.querySelector('[data-testid=preflight-check]').disabled;")) === false,
+    async () =>
+      ![before, null].includes(await checkedAt()) &&
+      (await d.script("return document.querySelector('[data-testid=preflight-check]').disabled;")) === false,
     'the check finished',
   );
   const listed = await items(d, '[data-testid=preflight]');

@@ -12,7 +12,7 @@ import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { freePort, launch, makeHome, screenshot } from './harness.mjs';
 import { embeddedConnected, makeRepo } from './support.mjs';
-import { Key } from './webdriver.mjs';
+import { Key, WAIT_MS } from './webdriver.mjs';
 
 const TOKEN = 'queue-order-token-0123456789';
 const TITLES = ['Меню', 'Вход', 'Выход'];
@@ -107,14 +107,32 @@ test('lines queued at once, then the queue reordered by dragging and by keys: th
   assert.deepEqual(await daemonOrder(), TITLES, 'nothing queued');
   await screenshot(d, 'queue-order-refused');
 
-  // Drag «Выход» by its grip above «Меню», with the pointer.
-  const points = await d.script(
-    `document.querySelector('[data-testid=queued-list]').scrollIntoView({ block: 'center' });
-     const item = (t) => [...document.querySelectorAll('[data-testid=queued-item]')].find((i) => i.querySelector('.title').textContent === t);
-     const grip = item(arguments[0]).querySelector('[data-testid=line-grip]').getBoundingClientRect();
-     const first = item(arguments[1]).getBoundingClientRect();
-     return { from: { x: grip.left + grip.width / 2, y: grip.top + grip.height / 2 }, to: { x: grip.left + grip.width / 2, y: first.top + 3 } };`,
-    ['Выход', 'Меню'],
+  // Drag «Выход» by its grip above «Меню», with the pointer. The points are read once the page
+  // has stopped moving: the preflight banner and the form's notes come and go as the daemon
+  // answers, and a pointer pressed where the grip was a moment ago presses something else.
+  // Two readings 300 ms apart must agree, and the grip must be what is under the point.
+  const measure = () =>
+    d.script(
+      `document.querySelector('[data-testid=queued-list]').scrollIntoView({ block: 'center' });
+       const item = (t) => [...document.querySelectorAll('[data-testid=queued-item]')].find((i) => i.querySelector('.title').textContent === t);
+       const g = item(arguments[0]).querySelector('[data-testid=line-grip]');
+       const grip = g.getBoundingClientRect();
+       const first = item(arguments[1]).getBoundingClientRect();
+       const from = { x: grip.left + grip.width / 2, y: grip.top + grip.height / 2 };
+       return { from, to: { x: from.x, y: first.top + 3 }, hit: document.elementFromPoint(from.x, from.y) === g };`,
+      ['Выход', 'Меню'],
+    );
+  let last = null;
+  const points = await d.until(
+    async () => {
+      const m = await measure();
+      const same = last && m.hit && JSON.stringify(m) === JSON.stringify(last);
+      last = m;
+      return same ? m : null;
+    },
+    'the queue standing still under the pointer',
+    WAIT_MS,
+    300,
   );
   await d.press(points.from);
   await d.moveTo(points.from, points.to);

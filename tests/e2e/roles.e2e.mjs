@@ -126,10 +126,14 @@ test("a medium line's chain: the project's reviewer sends it back, a fixer mends
     'the fixer held by the mock',
     180000,
   );
+  // One snapshot of the detail that shows all of it: the rework, its round and the fixer
+  // running (a reload between the reviewer's verdict and the fixer's start shows the first two
+  // alone).
   const live = await d.until(async () => {
     const c = await chainOf(d);
-    return c?.rounds === 1 && c.roles.some((r) => r.verdict === 'rework') ? c : null;
-  }, 'the rework and its round on the page');
+    const fixing = c?.state === 'fixing' && JSON.stringify(c.steps.at(-1)) === JSON.stringify(['fixer', 'running']);
+    return fixing && c.rounds === 1 && c.roles.some((r) => r.verdict === 'rework') ? c : null;
+  }, 'the rework, its round and the fixer running on the page');
   assert.equal(live.state, 'fixing');
   assert.equal(live.roundsText, 'раунд 1 из 3');
   assert.deepEqual(live.steps.at(-1), ['fixer', 'running']);
@@ -138,7 +142,11 @@ test("a medium line's chain: the project's reviewer sends it back, a fixer mends
     { n: rework.n, agent: rework.agent, verdict: rework.verdict, findings: rework.findings },
     { n: 4, agent: 'агент code-reviewer', verdict: 'rework', findings: ['hello.txt:1: typo: helo should be hello'] },
   );
-  assert.ok((await d.text('[data-testid=line-row-rounds]')).includes('раунд 1 из 3'));
+  // The row's rounds come from the list, a load of its own.
+  await d.until(
+    async () => (await d.texts('[data-testid=line-row-rounds]')).some((t) => t.includes('раунд 1 из 3')),
+    'the round on the row of the line',
+  );
   await screenshot(d, 'roles-rework');
   await mock.release(held.session);
 

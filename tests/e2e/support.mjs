@@ -170,7 +170,7 @@ export async function queueLineOn(d, { project, title, task }) {
   await d.type('[data-testid=line-title]', title);
   await d.type('[data-testid=line-task]', task);
   await d.click('[data-testid=line-add]');
-  return d.until(
+  const id = await d.until(
     () =>
       d.script(
         "const r = [...document.querySelectorAll('[data-testid=line-row]')].find((r) => r.querySelector('.title')?.textContent === arguments[0]); return r ? r.dataset.lineId : null;",
@@ -178,6 +178,13 @@ export async function queueLineOn(d, { project, title, task }) {
       ),
     'the line in the list',
   );
+  // The row can show (by the daemon's event) before the form has read its own answer and
+  // emptied itself: a next line typed now would be lost in the reset.
+  await d.until(
+    () => d.script("return [...document.querySelectorAll('[data-testid=line-title]')].every((i) => i.value === '');"),
+    'the line form emptied',
+  );
+  return id;
 }
 
 /** Waits until the app's badge says the (embedded) daemon is connected; it starts slowly. */

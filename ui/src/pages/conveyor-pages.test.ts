@@ -294,6 +294,31 @@ describe('Lines page', () => {
     expect(api.reorder).toHaveBeenCalledTimes(1);
   });
 
+  it('a second Alt+↑ pressed while the first move is with the daemon moves on from there, not lost', async () => {
+    const store = new ConveyorStore();
+    const [a, b, c] = [line('a', 'queued', { priority: 2 }), line('b', 'queued', { priority: 1 }), line('c', 'queued', { priority: 0 })];
+    api.lines.mockResolvedValue([a, b, c]);
+    await store.loadLines();
+    render(Lines, { store });
+    await flush();
+    let answer!: (v: Line[]) => void;
+    api.reorder.mockImplementationOnce(() => new Promise((r) => (answer = r)));
+    const grip = () => screen.getAllByTestId('line-grip').find((g) => g.dataset.lineId === 'c')!;
+    await fireEvent.keyDown(grip(), { key: 'ArrowUp', altKey: true });
+    await flush();
+    await fireEvent.keyDown(grip(), { key: 'ArrowUp', altKey: true });
+    await flush();
+    expect(api.reorder).toHaveBeenCalledTimes(1);
+    expect(api.reorder).toHaveBeenLastCalledWith(['a', 'c', 'b']);
+    // The daemon answers the first; the list reloads in that order; the second goes from it.
+    const moved = [a, { ...c, priority: 1 }, { ...b, priority: 0 }];
+    api.lines.mockResolvedValue(moved);
+    api.reorder.mockResolvedValueOnce([{ ...c, priority: 3 }, a, { ...b, priority: 0 }]);
+    answer(moved);
+    await vi.waitFor(() => expect(api.reorder).toHaveBeenCalledTimes(2));
+    expect(api.reorder).toHaveBeenLastCalledWith(['c', 'a', 'b']);
+  });
+
   it('drags a queued line by its grip with the pointer: a drop indicator, then one reorder', async () => {
     const store = new ConveyorStore();
     api.lines.mockResolvedValue([line('a', 'queued', { priority: 3 }), line('b', 'queued', { priority: 2 }), line('c', 'queued')]);

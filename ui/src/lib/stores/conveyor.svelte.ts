@@ -176,6 +176,8 @@ export class ConveyorStore {
   private unlisten: (() => void)[] = [];
   private started = false;
   private loads: Record<string, number> = {};
+  /** The ask whose answer shows now, by key. */
+  private shown: Record<string, number> = {};
 
   /** Follows the connection and the daemon's events; loads everything once connected. */
   async start(): Promise<void> {
@@ -255,12 +257,25 @@ export class ConveyorStore {
     await Promise.all(jobs);
   }
 
-  /** Loads under `key`; when loads overlap, only the latest one's answer is kept. */
+  /** What shows under `key` was just changed here: an answer to an ask made before it is
+   * older than what shows, and is dropped. */
+  private wrote(key: string): void {
+    this.loads[key] = (this.loads[key] ?? 0) + 1;
+    this.shown[key] = this.loads[key];
+  }
+
+  /**
+   * Loads under `key`; when loads overlap, an answer is kept unless a later-asked one has been
+   * kept already, so what shows only moves forward. (Keeping only the answer to the latest ask
+   * starved the page on a slow machine: while answers to the morning's questions kept asking
+   * for the review, each reply came after the next ask and none was ever shown.)
+   */
   private async load<T>(key: string, get: () => Promise<T>, set: (v: T) => void): Promise<void> {
     const n = (this.loads[key] = (this.loads[key] ?? 0) + 1);
     try {
       const v = await get();
-      if (this.loads[key] !== n) return;
+      if ((this.shown[key] ?? 0) > n) return;
+      this.shown[key] = n;
       set(v);
       delete this.errors[key];
     } catch (e) {
@@ -397,6 +412,7 @@ export class ConveyorStore {
     const p = await this.act('project', () => api.createProject(project));
     if (!p) return null;
     if (!this.projects.some((q) => q.id === p.id)) this.projects.push(p);
+    this.wrote('projects');
     await this.loadProjects();
     return p;
   }
@@ -419,6 +435,7 @@ export class ConveyorStore {
       for (const o of outcomes) {
         if (o.line && !this.lines.some((l) => l.id === o.line.id)) this.lines.push(o.line);
       }
+      if (outcomes.some((o) => o.line)) this.wrote('lines');
       if (outcomes.some((o) => o.line)) await this.reload(['lines', 'budget']);
       return outcomes;
     } finally {

@@ -97,23 +97,46 @@ describe('ConveyorStore', () => {
   });
   afterEach(() => vi.useRealTimers());
 
-  it('has a project it just added in its list, though a load of the list under way answers without it', async () => {
+  it('has a project it just added in its list, though a load of the list asked before answers late without it', async () => {
     const s = new ConveyorStore();
     const blog = project({ id: 'p2', name: 'blog' });
     api.createProject.mockResolvedValue(blog);
-    // Its own reload answers late with the list from before, and an event's reload after it.
     const answers: ((v: ReturnType<typeof project>[]) => void)[] = [];
     api.projects.mockImplementation(() => new Promise((r) => answers.push(r)));
-    const created = s.createProject({ name: 'blog', repo_path: '/srv/blog' });
-    await vi.waitFor(() => expect(answers).toHaveLength(1));
+    // An event's reload is under way when the project is added; the add's own reload after it.
     const event = s.loadProjects();
+    const created = s.createProject({ name: 'blog', repo_path: '/srv/blog' });
+    await vi.waitFor(() => expect(answers).toHaveLength(2));
+    // The form already has the project to choose.
+    expect(s.projects.map((p) => p.id)).toEqual(['p2']);
+    // The list asked before the add answers late, without it: older than what shows, dropped.
     answers[0]([project()]);
-    expect(await created).toEqual(blog);
-    // Before the event's reload answers, the form already has the project to choose.
+    await event;
     expect(s.projects.map((p) => p.id)).toEqual(['p2']);
     answers[1]([project(), blog]);
-    await event;
+    expect(await created).toEqual(blog);
     expect(s.projects.map((p) => p.id)).toEqual(['p1', 'p2']);
+  });
+
+  it('shows an answer to an earlier load while a later one is on its way, and never one older than what shows', async () => {
+    const s = new ConveyorStore();
+    const answers: ((v: Review) => void)[] = [];
+    api.review.mockImplementation(() => new Promise((r) => answers.push(r)));
+    const first = s.loadReview();
+    const second = s.loadReview();
+    const third = s.loadReview();
+    // The first answers while two later asks are out: shown, not starved.
+    const one = reviewOf([reviewProject({ questions: [question({ id: 'q1' })] })]);
+    answers[0](one);
+    await first;
+    expect(s.review).toEqual(one);
+    // The third answers before the second: the second, older, is dropped when it comes.
+    const three = reviewOf([]);
+    answers[2](three);
+    await third;
+    answers[1](reviewOf([reviewProject({ questions: [question({ id: 'q2' })] })]));
+    await second;
+    expect(s.review).toEqual(three);
   });
 
   it('reorders the queue with one call: the new order shows at once, the daemon\'s priorities after', async () => {
