@@ -42,10 +42,6 @@ trap 'kill "$load" 2>/dev/null; wait "$load" 2>/dev/null' EXIT
 echo "soak: $rounds round(s) of $what under stress-ng --cpu $cores; logs in $out" >&2
 
 failures=()
-e2e_fail=0
-nextest_fail=0
-e2e_runs=0
-nextest_runs=0
 # The failed tests of a node --test TAP file, as "file: test" (the file read from the failed
 # test's `location`).
 tap_failures() {
@@ -65,36 +61,38 @@ nextest_failures() {
   sed -n '/^ *Summary \[/,$p' "$1" | grep -E '^ +(FAIL|TIMEOUT|SIG[A-Z]+|ABORT|LEAK-FAIL) +\[' | sed -E 's/^ +([A-Z-]+) +\[[^]]*\] +(\([0-9]+\/[0-9]+\) +)?/\1 /'
 }
 
+# One phase of round $r: PHASE's command (the rest of the arguments) has run with exit status
+# RC; LIST_FAILED prints its failed tests from LOG. Counts and names what failed.
+declare -A runs=([e2e]=0 [nextest]=0) failed_rounds=([e2e]=0 [nextest]=0)
+record() {
+  local phase=$1 rc=$2 log=$3 list_failed=$4 start=$5 failed
+  runs[$phase]=$((runs[$phase] + 1))
+  mapfile -t failed < <("$list_failed" "$log")
+  if [ "$rc" -ne 0 ] && [ ${#failed[@]} -eq 0 ]; then failed=("the $phase phase exited $rc without a failed test: see $log"); fi
+  for f in "${failed[@]}"; do failures+=("round $r, $phase: $f"); done
+  [ ${#failed[@]} -gt 0 ] && failed_rounds[$phase]=$((failed_rounds[$phase] + 1))
+  echo "round $r $phase: $([ ${#failed[@]} -eq 0 ] && echo pass || echo "FAIL (${#failed[@]})") in $((SECONDS - start)) s" >&2
+}
+
 for r in $(seq 1 "$rounds"); do
   if [ "$what" != nextest ]; then
     start=$SECONDS
     e2e_tests --test-reporter=spec --test-reporter-destination=stdout \
       --test-reporter=tap --test-reporter-destination="$out/e2e-$r.tap" >"$out/e2e-$r.log" 2>&1
-    rc=$?
-    e2e_runs=$((e2e_runs + 1))
-    mapfile -t failed < <(tap_failures "$out/e2e-$r.tap")
-    if [ "$rc" -ne 0 ] && [ ${#failed[@]} -eq 0 ]; then failed=("the e2e phase exited $rc without a failed test: see e2e-$r.log"); fi
-    for f in "${failed[@]}"; do failures+=("round $r, e2e: $f"); done
-    [ ${#failed[@]} -gt 0 ] && e2e_fail=$((e2e_fail + 1))
-    echo "round $r e2e: $([ ${#failed[@]} -eq 0 ] && echo pass || echo "FAIL (${#failed[@]})") in $((SECONDS - start)) s" >&2
+    record e2e $? "$out/e2e-$r.tap" tap_failures "$start"
   fi
   if [ "$what" != e2e ]; then
     start=$SECONDS
     rust_tests "$out/nextest-$r.log" >/dev/null
-    rc=$?
-    nextest_runs=$((nextest_runs + 1))
-    mapfile -t failed < <(nextest_failures "$out/nextest-$r.log")
-    if [ "$rc" -ne 0 ] && [ ${#failed[@]} -eq 0 ]; then failed=("the nextest phase exited $rc without a failed test: see nextest-$r.log"); fi
-    for f in "${failed[@]}"; do failures+=("round $r, nextest: $f"); done
-    [ ${#failed[@]} -gt 0 ] && nextest_fail=$((nextest_fail + 1))
-    echo "round $r nextest: $([ ${#failed[@]} -eq 0 ] && echo pass || echo "FAIL (${#failed[@]})") in $((SECONDS - start)) s" >&2
+    record nextest $? "$out/nextest-$r.log" nextest_failures "$start"
   fi
 done
 
 {
   echo "soak: $(date -u +%Y-%m-%dT%H:%M:%SZ), $(git rev-parse --short HEAD 2>/dev/null), $cores cores busy with stress-ng"
-  [ "$e2e_runs" -gt 0 ] && echo "e2e: $e2e_runs rounds, $e2e_fail failed"
-  [ "$nextest_runs" -gt 0 ] && echo "nextest: $nextest_runs rounds, $nextest_fail failed"
+  for phase in e2e nextest; do
+    [ "${runs[$phase]}" -gt 0 ] && echo "$phase: ${runs[$phase]} rounds, ${failed_rounds[$phase]} failed"
+  done
   if [ ${#failures[@]} -eq 0 ]; then
     echo "no failures"
   else
