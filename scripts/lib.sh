@@ -104,12 +104,18 @@ rust_tests() {
   cargo nextest run --workspace --no-fail-fast "$@" 2>&1 | tee "$log"
 }
 
+# nextest_summary LOG: nextest's closing block in LOG (its summary line and what follows:
+# the failed tests named), nothing when nextest never got that far.
+nextest_summary() {
+  sed -n '/^ *Summary \[/,$p' "$1"
+}
+
 # phase NAME CMD...: runs one phase of a test run, in a subshell with `set -e`, and records
-# whether it passed and how many seconds it took; never stops the caller.
+# whether it passed (PHASE_RESULTS: pass or FAIL) and how many seconds it took; never stops
+# the caller.
 PHASE_NAMES=()
 PHASE_SECS=()
-PHASE_OK=()
-PHASE_FAILED=()
+PHASE_RESULTS=()
 phase() {
   local name=$1 start=$SECONDS rc
   shift
@@ -122,23 +128,27 @@ phase() {
   PHASE_NAMES+=("$name")
   PHASE_SECS+=($((SECONDS - start)))
   if [ "$rc" -eq 0 ]; then
-    PHASE_OK+=("$name")
+    PHASE_RESULTS+=(pass)
   else
-    PHASE_FAILED+=("$name")
+    PHASE_RESULTS+=(FAIL)
     echo "== $name failed (exit $rc)" >&2
   fi
 }
 
+# phases_failed: how many of the phases run so far failed.
+phases_failed() {
+  local r n=0
+  for r in "${PHASE_RESULTS[@]}"; do [ "$r" = FAIL ] && n=$((n + 1)); done
+  echo "$n"
+}
+
 # phase_summary: the table of the phases run so far, in their order.
 phase_summary() {
-  local i name result
+  local i
   echo >&2
   echo "== phases" >&2
   printf '%-14s %-6s %8s\n' phase result seconds >&2
   for i in "${!PHASE_NAMES[@]}"; do
-    name=${PHASE_NAMES[$i]}
-    result=pass
-    [[ " ${PHASE_FAILED[*]} " == *" $name "* ]] && result=FAIL
-    printf '%-14s %-6s %8s\n' "$name" "$result" "${PHASE_SECS[$i]}" >&2
+    printf '%-14s %-6s %8s\n' "${PHASE_NAMES[$i]}" "${PHASE_RESULTS[$i]}" "${PHASE_SECS[$i]}" >&2
   done
 }

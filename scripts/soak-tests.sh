@@ -58,7 +58,7 @@ tap_failures() {
 }
 # The failed tests of a nextest log: the lines under its summary that name them.
 nextest_failures() {
-  sed -n '/^ *Summary \[/,$p' "$1" | grep -E '^ +(FAIL|TIMEOUT|SIG[A-Z]+|ABORT|LEAK-FAIL) +\[' | sed -E 's/^ +([A-Z-]+) +\[[^]]*\] +(\([0-9]+\/[0-9]+\) +)?/\1 /'
+  nextest_summary "$1" | grep -E '^ +(FAIL|TIMEOUT|SIG[A-Z]+|ABORT|LEAK-FAIL) +\[' | sed -E 's/^ +([A-Z-]+) +\[[^]]*\] +(\([0-9]+\/[0-9]+\) +)?/\1 /'
 }
 
 # One phase of round $r: PHASE's command (the rest of the arguments) has run with exit status

@@ -45,9 +45,11 @@ phase nextest rust_tests "$nextest_log"
 phase_summary
 # The runner's summary ends the output: nextest's closing block, or, when nextest could not
 # run at all, a count of the phases in the plain form.
-if grep -q '^ *Summary \[' "$nextest_log"; then
-  sed -n '/^ *Summary \[/,$p' "$nextest_log" >&2
+failed=$(phases_failed)
+summary=$(nextest_summary "$nextest_log")
+if [ -n "$summary" ]; then
+  echo "$summary" >&2
 else
-  echo "phases: ${#PHASE_OK[@]} passed, ${#PHASE_FAILED[@]} failed" >&2
+  echo "phases: $((${#PHASE_RESULTS[@]} - failed)) passed, $failed failed" >&2
 fi
-[ ${#PHASE_FAILED[@]} -eq 0 ]
+[ "$failed" -eq 0 ]

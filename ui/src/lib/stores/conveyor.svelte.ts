@@ -435,8 +435,10 @@ export class ConveyorStore {
       for (const o of outcomes) {
         if (o.line && !this.lines.some((l) => l.id === o.line.id)) this.lines.push(o.line);
       }
-      if (outcomes.some((o) => o.line)) this.wrote('lines');
-      if (outcomes.some((o) => o.line)) await this.reload(['lines', 'budget']);
+      if (outcomes.some((o) => o.line)) {
+        this.wrote('lines');
+        await this.reload(['lines', 'budget']);
+      }
       return outcomes;
     } finally {
       this.busy['line-add'] = false;
