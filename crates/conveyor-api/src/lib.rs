@@ -5,9 +5,11 @@
 //! front end are generated from these structs with ts-rs into `bindings/conveyor.ts` (committed;
 //! a test fails when the file is stale). Times are RFC 3339 strings in UTC.
 
+#[cfg(feature = "client")]
 mod client;
 mod types;
 
+#[cfg(feature = "client")]
 pub use client::{Client, ClientError, EventStream, LinesPage};
 pub use types::*;
 

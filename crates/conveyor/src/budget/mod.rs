@@ -1,16 +1,11 @@
 //! The budget: the single place where the daemon asks "may this step start now?".
 //!
-//! The policy itself is [`policy`], pure (history, pools and the clock passed in) so the night
-//! simulator runs it with a virtual clock; this module only loads its figures from SQLite:
+//! The rule itself is `conveyor_core::budget`, pure (history, pools and the clock passed in) so
+//! the night simulator runs it with a virtual clock; this module only loads its figures from SQLite:
 //! the finished runs (spending and history), the estimates of the running steps, the server's
 //! last `rate_limit_event` and the account's park.
 
-pub mod calibration;
-mod claim;
-mod estimate;
 mod live;
-pub mod policy;
-mod pool;
 mod report;
 
 use std::collections::HashMap;
@@ -18,12 +13,11 @@ use std::sync::Arc;
 
 use conveyor_api::{Calibration, PoolKind, RunningStep};
 
-pub use claim::Reserve;
-pub use estimate::{Estimate, History, SIZE_MIN_SAMPLES, quantile};
-pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
-pub use policy::{
-    Admitted, Class, Decision, Outcome, Policy, Pool, Run, ServerView, ServerWindow, Snapshot,
+pub use conveyor_core::budget::{
+    Admitted, Class, Decision, Estimate, History, Outcome, Policy, Pool, Reserve, Run,
+    SIZE_MIN_SAMPLES, ServerView, ServerWindow, Snapshot, calibration, policy, quantile,
 };
+pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
 pub use report::render;
 
 use crate::Result;

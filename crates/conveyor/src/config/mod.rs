@@ -12,13 +12,12 @@ use crate::Error;
 
 pub use token::token_in;
 
-mod budget;
 mod checklist;
 mod notify;
 mod token;
 
-pub use budget::{BudgetConfig, Price, Threshold};
 pub use checklist::{Check, Checklist, Hooks as ProjectHooks, Roles};
+pub use conveyor_core::budget::{BudgetConfig, Price, Threshold};
 pub use notify::{CatcherConfig, Lang, PlanfixConfig, VaultConfig, read_secret};
 
 /// How the agent gets past the CLI's refusal to bypass permissions as root.
@@ -326,7 +325,10 @@ impl Config {
         if self.slots == 0 {
             return Err(Invalid::NoSlots);
         }
-        self.budget.validate()?;
+        self.budget.validate().map_err(|e| Invalid::Budget {
+            field: e.field,
+            rule: e.rule,
+        })?;
         notify::validate(
             self.catcher.as_ref(),
             self.planfix.as_ref(),

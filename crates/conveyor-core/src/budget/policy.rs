@@ -13,10 +13,9 @@
 
 use conveyor_api::{StepKind, StepSize};
 
-use crate::config::{BudgetConfig, Threshold};
+use super::config::{BudgetConfig, Threshold};
 
-pub use super::claim::Reserve;
-pub use super::pool::{Pool, month_bounds};
+use super::claim::Reserve;
 
 pub const MINUTE_MS: i64 = 60_000;
 pub const HOUR_MS: i64 = 60 * MINUTE_MS;
@@ -301,6 +300,7 @@ impl Policy {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use super::super::pool::month_bounds;
     use super::*;
     use chrono::{TimeZone, Utc};
     use conveyor_api::PoolKind;

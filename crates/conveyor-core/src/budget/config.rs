@@ -5,7 +5,14 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::Invalid;
+/// A `[budget]` that parses but cannot be used: the field (under `budget.`) and the rule it
+/// breaks. The daemon's config error names it as `budget.<field> <rule>`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("budget.{field} {rule}")]
+pub struct InvalidBudget {
+    pub field: String,
+    pub rule: &'static str,
+}
 
 /// Budget pools, estimates and caps (`[budget]`). Every pool is optional: the rolling window
 /// (off with `window_secs = 0`), the weekly cap and the monthly credit (each on when its
@@ -55,12 +62,12 @@ pub struct BudgetConfig {
     pub miss_advice_count: u32,
     /// Prices per model in USD per million tokens, for the live cost of a running step
     /// (`[budget.prices."claude-opus-5-5"] input = 4 …`); added to the built-in table
-    /// (`budget::Prices`).
+    /// (the daemon's `budget::Prices`).
     pub prices: BTreeMap<String, Price>,
 }
 
 /// A model's prices, USD per million tokens (`[budget.prices."<model>"]`; the built-in table is
-/// `budget::Prices`).
+/// the daemon's `budget::Prices`).
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Price {
@@ -144,12 +151,16 @@ impl Default for BudgetConfig {
 }
 
 impl BudgetConfig {
-    pub(super) fn validate(&self) -> Result<(), Invalid> {
+    /// Checks the values serde cannot: signs, ranges, the step kinds named.
+    ///
+    /// # Errors
+    /// The first field that breaks its rule.
+    pub fn validate(&self) -> Result<(), InvalidBudget> {
         let positive = |field: &'static str, v: f64| {
             if v > 0.0 && v.is_finite() {
                 Ok(())
             } else {
-                Err(Invalid::Budget {
+                Err(InvalidBudget {
                     field: field.into(),
                     rule: "must be positive",
                 })
@@ -163,7 +174,7 @@ impl BudgetConfig {
                 if !(self.threshold_ceiling_usd >= self.threshold_floor_usd
                     && self.threshold_ceiling_usd.is_finite())
                 {
-                    return Err(Invalid::Budget {
+                    return Err(InvalidBudget {
                         field: "threshold_ceiling_usd".into(),
                         rule: "must be at least threshold_floor_usd",
                     });
@@ -178,7 +189,7 @@ impl BudgetConfig {
                 ("cache_write", p.cache_write),
             ] {
                 if !(v >= 0.0 && v.is_finite()) {
-                    return Err(Invalid::Budget {
+                    return Err(InvalidBudget {
                         field: format!("prices.{model}.{name}"),
                         rule: "must be zero or more (USD per million tokens)",
                     });
@@ -192,7 +203,7 @@ impl BudgetConfig {
             positive("monthly_threshold_usd", m)?;
         }
         if !(1..=28).contains(&self.monthly_reset_day) {
-            return Err(Invalid::Budget {
+            return Err(InvalidBudget {
                 field: "monthly_reset_day".into(),
                 rule: "must be between 1 and 28",
             });
@@ -200,38 +211,38 @@ impl BudgetConfig {
         positive("default_estimate_usd", self.default_estimate_usd)?;
         for (kind, v) in &self.cold_start_usd {
             if conveyor_api::StepKind::parse(kind).is_none() {
-                return Err(Invalid::Budget {
+                return Err(InvalidBudget {
                     field: format!("cold_start_usd.{kind}"),
                     rule: "is not a step kind (planner, executor, reviewer, tester, skeptic, fixer, remarks)",
                 });
             }
             if !(*v > 0.0 && v.is_finite()) {
-                return Err(Invalid::Budget {
+                return Err(InvalidBudget {
                     field: format!("cold_start_usd.{kind}"),
                     rule: "must be positive",
                 });
             }
         }
         if !(0.5..=1.0).contains(&self.estimate_quantile) {
-            return Err(Invalid::Budget {
+            return Err(InvalidBudget {
                 field: "estimate_quantile".into(),
                 rule: "must be between 0.5 and 1.0",
             });
         }
         if !(self.margin >= 0.0 && self.margin.is_finite()) {
-            return Err(Invalid::Budget {
+            return Err(InvalidBudget {
                 field: "margin".into(),
                 rule: "must be zero or more",
             });
         }
         if self.history_runs == 0 {
-            return Err(Invalid::Budget {
+            return Err(InvalidBudget {
                 field: "history_runs".into(),
                 rule: "must be at least 1",
             });
         }
         if !(self.miss_factor >= 1.0 && self.miss_factor.is_finite()) {
-            return Err(Invalid::Budget {
+            return Err(InvalidBudget {
                 field: "miss_factor".into(),
                 rule: "must be at least 1",
             });
@@ -239,7 +250,7 @@ impl BudgetConfig {
         if !(self.max_budget_factor == 0.0 || self.max_budget_factor >= 1.0)
             || !self.max_budget_factor.is_finite()
         {
-            return Err(Invalid::Budget {
+            return Err(InvalidBudget {
                 field: "max_budget_factor".into(),
                 rule: "must be 0 (no cap) or at least 1",
             });

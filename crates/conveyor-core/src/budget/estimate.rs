@@ -293,10 +293,10 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::config::BudgetConfig;
     use super::super::policy::tests::{NOW, cfg, done, run, snap};
     use super::super::policy::{Decision, HOUR_MS, MINUTE_MS};
     use super::*;
-    use crate::config::BudgetConfig;
 
     #[test]
     fn the_estimate_is_a_high_quantile_robust_to_an_outlier() {

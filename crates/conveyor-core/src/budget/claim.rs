@@ -206,10 +206,10 @@ impl Policy {
 
 #[cfg(test)]
 mod tests {
+    use super::super::config::BudgetConfig;
     use super::super::policy::tests::{NOW, cfg, done, run, snap, wait};
     use super::super::policy::{Decision, HOUR_MS, Outcome, ServerView, ServerWindow};
     use super::*;
-    use crate::config::BudgetConfig;
     use conveyor_api::StepKind;
 
     #[test]
