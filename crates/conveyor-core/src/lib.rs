@@ -2,9 +2,22 @@
 //! — SQLite, the runner, git, HTTP, notifications, MCP — and asks this crate what to do:
 //!
 //! - [`budget`]: may this step start now, and how much is it likely to cost;
+//! - [`plan`]: what a planner's plan must be; [`roles`]: which checks a level runs and what
+//!   level a diff deserves;
+//! - [`judge`]: what the daemon's rules decide about a journal entry before any judge run, and
+//!   what a judge's verdict may say;
+//! - [`guard`]: what a shell command or a write does, and whether an agent may do it alone;
+//! - [`line`]: what a line needs next;
+//! - [`night`]: the hours in which nothing is sent to Anton.
 //!
 //! Nothing here reads a clock, opens a database or starts a process: what a decision looks at
 //! comes in as an argument ("now" too), so the daemon and the night simulator run the same
 //! code and the tests run on a virtual clock.
 
 pub mod budget;
+pub mod guard;
+pub mod judge;
+pub mod line;
+pub mod night;
+pub mod plan;
+pub mod roles;

@@ -5,15 +5,8 @@ use serde::Deserialize;
 
 use super::{NotYetRead, describe_toml_error};
 use crate::Error;
-
-/// One machine-checkable criterion: a command and the exit code it must give.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Check {
-    pub cmd: String,
-    #[serde(default)]
-    pub expect_exit: i32,
-}
+use conveyor_core::plan::Check;
+use conveyor_core::roles::Roles;
 
 /// A project's `.conveyor.toml`, read from fresh main (never from the line's branch). An
 /// unknown key is an error (DESIGN.md), so a misspelt gate is never silently no gate.
@@ -104,30 +97,6 @@ fn default_health_deadline() -> u64 {
 #[serde(deny_unknown_fields, default)]
 pub struct Never {
     pub patterns: Vec<String>,
-}
-
-/// `[roles]`: which of the project's agents (`.claude/agents/<name>.md` on fresh main) plays
-/// each checking role. A named agent the project does not have is replaced by the built-in
-/// prompt, so the defaults (Anton's names) cost nothing where they are absent.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Roles {
-    pub tester: String,
-    pub reviewer: String,
-    pub skeptic: String,
-    /// More checking agents at the full level, each its own run after the skeptic.
-    pub extra: Vec<String>,
-}
-
-impl Default for Roles {
-    fn default() -> Self {
-        Roles {
-            tester: "qa-checker".into(),
-            reviewer: "code-reviewer".into(),
-            skeptic: "skeptic".into(),
-            extra: Vec::new(),
-        }
-    }
 }
 
 /// `[hooks]`: commands run through `sh -c` in the line's worktree with JSON on stdin

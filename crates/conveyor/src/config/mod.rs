@@ -16,8 +16,10 @@ mod checklist;
 mod notify;
 mod token;
 
-pub use checklist::{Check, Checklist, Hooks as ProjectHooks, Roles};
+pub use checklist::{Checklist, Hooks as ProjectHooks};
 pub use conveyor_core::budget::{BudgetConfig, Price, Threshold};
+pub use conveyor_core::plan::Check;
+pub use conveyor_core::roles::Roles;
 pub use notify::{CatcherConfig, Lang, PlanfixConfig, VaultConfig, read_secret};
 
 /// How the agent gets past the CLI's refusal to bypass permissions as root.

@@ -3,9 +3,8 @@
 //! a judge run is hooked. Its place in a line's flow is `line::judge`.
 
 pub mod prompt;
-pub mod reads;
-pub mod rules;
-pub mod verdict;
+
+pub use conveyor_core::judge::{reads, rules, verdict};
 
 use std::path::{Path, PathBuf};
 

@@ -9,30 +9,26 @@ use crate::state::Shared;
 use crate::store::questions;
 use crate::store::{self, QuestionRow};
 
-/// The line's steps are done; its entries hold it before the gate: an open validated question
-/// (it waits for Anton's answer) or an entry still being judged.
-pub(crate) async fn holding(sh: &Shared, line_id: &str) -> Result<Option<(ReasonCode, String)>> {
-    let c = &mut *sh.store.conn().await?;
-    let open = questions::count_of_line(c, line_id, &[QuestionStatus::Validated]).await?;
-    if open > 0 {
-        return Ok(Some((
-            ReasonCode::WaitingAnswer,
-            format!("waiting for Anton's answer to {open} question(s)"),
-        )));
-    }
-    let judging = questions::count_of_line(
-        c,
-        line_id,
-        &[QuestionStatus::Unvalidated, QuestionStatus::Rework],
-    )
-    .await?;
-    if judging > 0 {
-        return Ok(Some((
-            ReasonCode::PendingJudgement,
-            format!("{judging} journal entries are still being judged"),
-        )));
-    }
-    Ok(None)
+/// The line's journal entries by where they stand, for [`conveyor_core::line::next_action`].
+///
+/// # Errors
+/// Database errors.
+pub(crate) async fn questions(
+    c: &mut sqlx::SqliteConnection,
+    line_id: &str,
+) -> Result<conveyor_core::line::Questions> {
+    use QuestionStatus::{Rework, Unvalidated, Validated};
+    Ok(conveyor_core::line::Questions {
+        unvalidated: questions::count_of_line(c, line_id, &[Unvalidated])
+            .await?
+            .into(),
+        waiting: questions::count_of_line(c, line_id, &[Validated])
+            .await?
+            .into(),
+        judging: questions::count_of_line(c, line_id, &[Unvalidated, Rework])
+            .await?
+            .into(),
+    })
 }
 
 /// Waits in `waiting_answer` (its slot freed, its project kept) with why.

@@ -25,7 +25,7 @@ mod step;
 
 use std::path::{Path, PathBuf};
 
-use conveyor_api::{EventKind, LineState, ReasonCode, StepKind, StepSize, StepState};
+use conveyor_api::{EventKind, LineState, ReasonCode, StepKind};
 use tokio_util::sync::CancellationToken;
 
 use crate::budget::Admitted;
@@ -44,114 +44,53 @@ use step::run_step;
 /// Runs of one step attempt that may switch between `--session-id` and `--resume`.
 pub(crate) const SESSION_TRIES: usize = 3;
 
-/// Gate failures in a row before a line needs Anton (`Line.rounds` counts towards it; pult
-/// says "round 2 of 3" from this number, generated into its TypeScript).
-pub const GATE_ROUNDS: i64 = 3;
-
-/// What a line needs next.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Action {
-    /// Run this step (the budget is asked first).
-    Step {
-        kind: StepKind,
-        /// The planner's size of the step, when its plan gave one.
-        size: Option<StepSize>,
-        /// The step's id, once it exists (the planner of a new line has none yet).
-        step: Option<String>,
-    },
-    /// Sort the journal's new entries by the daemon's rules; a judge step for the rest.
-    Sort,
-    /// Its steps are done and its entries hold it: wait in `waiting_answer` saying why.
-    Wait(ReasonCode, String),
-    Gate,
-    Merge,
-    /// Deploy the merge and check its health (or settle a deploy a dead daemon left).
-    Deploy,
-    Nothing,
-}
-
-/// States in which the daemon (not Anton) moves the line on.
-pub(crate) const ACTIVE: [LineState; 9] = [
-    LineState::Queued,
-    LineState::Planning,
-    LineState::Running,
-    LineState::Fixing,
-    LineState::Gate,
-    LineState::Merging,
-    LineState::Deploying,
-    LineState::RolledBack,
-    LineState::WaitingBudget,
-];
-
-/// States in which a line holds its project (one line per project at a time).
-pub(crate) const HOLDING: [LineState; 9] = [
-    LineState::Planning,
-    LineState::Running,
-    LineState::WaitingBudget,
-    LineState::WaitingAnswer,
-    LineState::Gate,
-    LineState::Fixing,
-    LineState::Merging,
-    LineState::Deploying,
-    LineState::RolledBack,
-];
+pub use conveyor_core::line::GATE_ROUNDS;
+pub(crate) use conveyor_core::line::{ACTIVE, Action, HOLDING};
 
 pub(crate) fn open(s: &StepRow) -> bool {
-    matches!(s.state, StepState::Pending | StepState::Interrupted)
+    conveyor_core::line::open(s.state)
 }
 
-/// The step to run next: a judge first (the line's next step waits for it), then what carries
-/// something back to the session (a rework, Anton's answers), then the rest in order.
+/// The step to run next ([`conveyor_core::line::next_step`]).
 fn next_step(steps: &[StepRow]) -> Option<&StepRow> {
-    let first = |kinds: &[StepKind]| steps.iter().find(|s| open(s) && kinds.contains(&s.kind));
-    first(&[StepKind::Judge])
-        .or_else(|| first(&[StepKind::Rework, StepKind::Answer]))
-        .or_else(|| steps.iter().find(|s| open(s)))
+    let seen = decision_steps(steps);
+    let id = conveyor_core::line::next_step(&seen)?.id;
+    steps.iter().find(|s| s.id == id)
 }
 
-/// What the line needs next.
+fn decision_steps(steps: &[StepRow]) -> Vec<conveyor_core::line::Step<'_>> {
+    steps
+        .iter()
+        .map(|s| conveyor_core::line::Step {
+            id: &s.id,
+            kind: s.kind,
+            size: s.size,
+            state: s.state,
+        })
+        .collect()
+}
+
+/// What the line needs next: its steps and questions from the store, the decision
+/// [`conveyor_core::line::next_action`]'s.
 ///
 /// # Errors
 /// Database errors.
 pub(crate) async fn next_action(sh: &Shared, line: &LineRow) -> Result<Action> {
-    Ok(match line.state {
-        // A line at the gate goes through the same checks as one whose last step just ended:
-        // new entries are judged and an open question holds it before the gate runs.
-        LineState::Merging => Action::Merge,
-        LineState::Deploying => Action::Deploy,
-        s if ACTIVE.contains(&s) => {
-            let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
-            let judging = steps
-                .iter()
-                .any(|s| s.kind == StepKind::Judge && (open(s) || s.state == StepState::Running));
-            if steps.is_empty() {
-                Action::Step {
-                    kind: StepKind::Planner,
-                    size: None,
-                    step: None,
-                }
-            } else if !judging && has_unvalidated(sh, &line.id).await? {
-                Action::Sort
-            } else if let Some(s) = next_step(&steps) {
-                Action::Step {
-                    kind: s.kind,
-                    size: s.size,
-                    step: Some(s.id.clone()),
-                }
-            } else if steps
-                .iter()
-                // A judge that failed every run showed its entries as asked: it holds nothing.
-                .any(|s| s.state == StepState::Failed && s.kind != StepKind::Judge)
-            {
-                Action::Nothing
-            } else if let Some((code, why)) = answer::holding(sh, &line.id).await? {
-                Action::Wait(code, why)
-            } else {
-                Action::Gate
-            }
-        }
-        _ => Action::Nothing,
-    })
+    if !ACTIVE.contains(&line.state) {
+        return Ok(conveyor_core::line::next_action(
+            line.state,
+            &[],
+            &Default::default(),
+        ));
+    }
+    let c = &mut *sh.store.conn().await?;
+    let steps = store::steps::of_line(c, &line.id).await?;
+    let questions = answer::questions(c, &line.id).await?;
+    Ok(conveyor_core::line::next_action(
+        line.state,
+        &decision_steps(&steps),
+        &questions,
+    ))
 }
 
 /// Applies the daemon's rules (by day, duplicates, "read the memory first") to the line's
@@ -166,16 +105,6 @@ pub async fn judge_by_rules(sh: &Shared, line_id: &str) -> Result<()> {
         sh.announce_questions(line_id, 0);
     }
     Ok(())
-}
-
-async fn has_unvalidated(sh: &Shared, line_id: &str) -> Result<bool> {
-    Ok(store::questions::count_of_line(
-        &mut *sh.store.conn().await?,
-        line_id,
-        &[conveyor_api::QuestionStatus::Unvalidated],
-    )
-    .await?
-        > 0)
 }
 
 /// Does the line's next thing.

@@ -2,7 +2,7 @@
 //! list"): pure, given the entry, what its step read, the project's open validated questions,
 //! the night and the time.
 
-use crate::clock::Night;
+use crate::night::Night;
 
 /// Sent back this many times, an entry is no longer sent back: it is shown to Anton.
 pub const MAX_REWORKS: i64 = 2;
@@ -10,7 +10,7 @@ pub const MAX_REWORKS: i64 = 2;
 /// An unvalidated entry as the rules see it.
 #[derive(Debug, Clone)]
 pub struct Entry<'a> {
-    /// Normalised text ([`crate::store::questions::normalise`]).
+    /// Normalised text (the daemon's `store::questions::normalise`).
     pub text: &'a str,
     pub created_at: i64,
     pub reversible: Option<bool>,
