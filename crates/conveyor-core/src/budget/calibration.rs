@@ -37,7 +37,7 @@ pub fn propose(sizes: &[f64]) -> Option<Calibration> {
     }
     let mut s = recent.to_vec();
     s.sort_by(f64::total_cmp);
-    let median = super::quantile(&s, 0.5);
+    let median = super::quantile::quantile(&s, 0.5);
     let mut dev: Vec<f64> = s.iter().map(|x| (x - median).abs()).collect();
     dev.sort_by(f64::total_cmp);
     Some(Calibration {
@@ -46,7 +46,7 @@ pub fn propose(sizes: &[f64]) -> Option<Calibration> {
         // (p90 estimates, the margin, the claims of running steps) keep a step's tail out
         // of it, as they do under a configured threshold.
         proposed_usd: median,
-        spread_usd: 1.4826 * super::quantile(&dev, 0.5),
+        spread_usd: 1.4826 * super::quantile::quantile(&dev, 0.5),
         observations: u32::try_from(recent.len()).unwrap_or(u32::MAX),
     })
 }

@@ -2,73 +2,17 @@
 //! counted for as it spends, and how the claims add up over time against the spending that
 //! leaves a rolling pool ([`Policy::peak`], what admission checks).
 
-use super::estimate::quantile;
-use super::policy::{Class, MINUTE_MS, Policy, Run, Snapshot};
+use super::policy::Policy;
 use super::pool::Pool;
+use super::quantile::quantile;
+use super::snapshot::{Class, Reserve, Run, Snapshot};
+use super::time::MINUTE_MS;
 
 /// A running step's claim rests on the samples that cost at least its spend so far while
 /// there are this many of them ([`Policy::running`]).
 const LIVE_MIN_SAMPLES: usize = 3;
 /// Past its history, a running step is claimed at this multiple of its spend.
 const PAST_HISTORY_HIGH: f64 = 2.0;
-
-/// A running (or candidate) step's claim on the pools.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reserve {
-    /// Its estimate: what it is admitted with and capped by.
-    pub estimate_usd: f64,
-    /// What it has spent so far (a running step's live cost; 0 for a candidate). The estimate
-    /// is the whole step's and never below it.
-    pub live_usd: f64,
-    /// The fastest it is expected to spend, USD a minute (infinite when unknown: then its
-    /// whole claim counts at once).
-    pub rate_usd_min: f64,
-    /// When a running step started, unix ms: its spend so far was spent since then and leaves
-    /// a rolling pool accordingly ([`Policy::pools`]). `None` for a candidate, or when not
-    /// known: then its spend so far counts as spent now.
-    pub started_ms: Option<i64>,
-}
-
-impl Reserve {
-    /// A claim known only by its estimate.
-    pub fn fixed(usd: f64) -> Reserve {
-        Reserve {
-            estimate_usd: usd,
-            live_usd: 0.0,
-            rate_usd_min: f64::INFINITY,
-            started_ms: None,
-        }
-    }
-
-    /// What is still to come of the claim by `minutes` from now, at most its rate; `in_pool`:
-    /// the pool's count holds the step's spend so far (with live costs: the server's
-    /// utilisation what it spent before the event, the pool the rest), so only the rest is
-    /// claimed.
-    fn by(&self, minutes: f64, in_pool: bool) -> f64 {
-        let spent = if in_pool { self.live_usd } else { 0.0 };
-        let rest = (self.estimate_usd - spent).max(0.0);
-        if self.rate_known() {
-            rest.min(self.rate_usd_min * minutes)
-        } else {
-            rest
-        }
-    }
-
-    /// A rate to spread the claim over: finite and above zero (a kind whose runs all cost
-    /// nothing must not make its claims invisible).
-    fn rate_known(&self) -> bool {
-        self.rate_usd_min.is_finite() && self.rate_usd_min > 0.0
-    }
-
-    /// Minutes until the whole claim can have been spent at its rate.
-    fn spent_within(&self, in_pool: bool) -> f64 {
-        if self.rate_known() {
-            self.by(f64::INFINITY, in_pool) / self.rate_usd_min
-        } else {
-            0.0
-        }
-    }
-}
 
 impl Policy {
     /// The claim of a step of `class` in `project` (`step`: its id, when it exists).
@@ -208,7 +152,7 @@ impl Policy {
 mod tests {
     use super::super::config::BudgetConfig;
     use super::super::policy::tests::{NOW, cfg, done, run, snap, wait};
-    use super::super::policy::{Decision, HOUR_MS, Outcome, ServerView, ServerWindow};
+    use super::super::{Decision, HOUR_MS, Outcome, ServerView, ServerWindow};
     use super::*;
     use conveyor_api::StepKind;
 

@@ -4,7 +4,10 @@
 
 use conveyor_api::{StepKind, StepSize};
 
-use super::policy::{Admitted, Class, DAY_MS, Outcome, Policy, Run};
+use super::policy::{Admitted, Policy};
+use super::quantile::quantile;
+use super::snapshot::{Class, Outcome, Run};
+use super::time::DAY_MS;
 
 /// At most this many recent misses raise a kind's estimate (by `miss_factor` each).
 const MISS_CAP: i32 = 3;
@@ -273,29 +276,11 @@ impl Policy {
     }
 }
 
-/// The `q` quantile of sorted values, linearly interpolated.
-pub fn quantile(sorted: &[f64], q: f64) -> f64 {
-    match sorted.len() {
-        0 => 0.0,
-        1 => sorted[0],
-        n => {
-            #[allow(clippy::cast_precision_loss)]
-            let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let lo = pos.floor() as usize;
-            let hi = (lo + 1).min(n - 1);
-            #[allow(clippy::cast_precision_loss)]
-            let frac = pos - lo as f64;
-            sorted[lo] + (sorted[hi] - sorted[lo]) * frac
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::config::BudgetConfig;
     use super::super::policy::tests::{NOW, cfg, done, run, snap};
-    use super::super::policy::{Decision, HOUR_MS, MINUTE_MS};
+    use super::super::{Decision, HOUR_MS, MINUTE_MS};
     use super::*;
 
     #[test]

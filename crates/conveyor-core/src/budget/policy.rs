@@ -11,138 +11,16 @@
 //! about the next ([`Policy::admit`]): a best-priority step that does not fit waits, a shorter
 //! one below it that fits starts (packing), and priority stays the main order.
 
-use conveyor_api::{StepKind, StepSize};
+use conveyor_api::StepKind;
 
 use super::config::{BudgetConfig, Threshold};
 
-use super::claim::Reserve;
+use super::snapshot::{Class, EPS, Reserve, Snapshot};
+use super::time::MINUTE_MS;
 
-pub const MINUTE_MS: i64 = 60_000;
-pub const HOUR_MS: i64 = 60 * MINUTE_MS;
-pub const DAY_MS: i64 = 24 * HOUR_MS;
-pub(super) const WEEK_MS: i64 = 7 * DAY_MS;
 /// When only the end of a running step can make room: look again after this long (the
 /// scheduler is woken by the step's end anyway).
 const RECHECK_MS: i64 = 5 * MINUTE_MS;
-pub(super) const EPS: f64 = 1e-9;
-
-/// How a finished run counts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Outcome {
-    /// The run went to its end (green or red): its cost is a sample of what the kind costs.
-    /// A run the CLI ended with an error or a timeout is not: it stopped early, and would pull
-    /// the estimate down.
-    Done,
-    /// A usage limit or its `--max-budget-usd` cap cut it: the cost is only a lower bound, and
-    /// the kind's estimate goes up.
-    Miss,
-    /// Interrupted, cancelled, refused: spent, but says nothing about the kind.
-    Other,
-}
-
-impl Outcome {
-    /// The `runs.outcome` column's meaning.
-    pub fn of(outcome: &str) -> Outcome {
-        match outcome {
-            "ok" | "red" | "finished" => Outcome::Done,
-            "usage_limit" | "max_budget" => Outcome::Miss,
-            _ => Outcome::Other,
-        }
-    }
-}
-
-/// What a step's cost is learned from: its kind, and the planner's size of it when the plan
-/// gave one. A kind alone converts into a class without a size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Class {
-    pub kind: StepKind,
-    pub size: Option<StepSize>,
-}
-
-impl From<StepKind> for Class {
-    fn from(kind: StepKind) -> Class {
-        Class { kind, size: None }
-    }
-}
-
-/// One finished run.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Run {
-    pub kind: StepKind,
-    pub project: String,
-    /// The step it was an attempt of (`runs.step_id`).
-    pub step_id: String,
-    /// The planner's size of its step, when it gave one.
-    pub size: Option<StepSize>,
-    pub cost_usd: f64,
-    /// When it started, unix ms (with its end, how fast a step of its kind spends).
-    pub started_ms: i64,
-    /// When it ended (its cost is counted from then), unix ms.
-    pub finished_ms: i64,
-    pub outcome: Outcome,
-}
-
-/// One window as the server reported it (`rate_limit_event.unifiedWindows.<window>`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ServerWindow {
-    /// 0..1 of the account's real limit.
-    pub utilization: f64,
-    pub resets_at_ms: Option<i64>,
-}
-
-/// The server's last `rate_limit_event`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ServerView {
-    pub observed_ms: i64,
-    /// `status: "rejected"`: no step starts before `resets_at_ms`.
-    pub rejected: bool,
-    pub resets_at_ms: Option<i64>,
-    /// `five_hour`: overrides the rolling window's spent.
-    pub window: Option<ServerWindow>,
-    /// `seven_day`: overrides the weekly pool's spent.
-    pub weekly: Option<ServerWindow>,
-}
-
-/// Everything a decision looks at.
-#[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    pub now_ms: i64,
-    /// Finished runs, oldest first: the spending of every pool and the history of estimates.
-    pub runs: Vec<Run>,
-    /// The steps running now (a started step's reserve is pushed here).
-    pub running: Vec<Reserve>,
-    /// Their spend so far is known (`Reserve::live_usd`, the daemon's live cost of a run):
-    /// our own count of a pool then holds it, and each claim counts only what it has not
-    /// spent yet.
-    pub live: bool,
-    /// What the server's utilisation says of the window's size (`threshold_usd = "auto"`).
-    pub window_calibration: Option<conveyor_api::Calibration>,
-    pub server: Option<ServerView>,
-    /// The account's usage limit: no step starts before this.
-    pub park_until: Option<i64>,
-}
-
-impl Snapshot {
-    /// The running steps whose spend so far the pools count: those that have spent, and only
-    /// when the snapshot says it is known (`live`). Otherwise their claims count whole
-    /// ([`Policy::need`]), and counting their spend too would count it twice.
-    pub fn counted_spending(&self) -> impl Iterator<Item = &Reserve> {
-        self.running
-            .iter()
-            .filter(|r| self.live && r.live_usd > 0.0)
-    }
-
-    /// What the running steps have spent so far, as the pools count it.
-    pub fn live_usd(&self) -> f64 {
-        self.counted_spending().fold(0.0, |a, r| a + r.live_usd)
-    }
-
-    pub fn running_usd(&self) -> f64 {
-        // A fold from +0.0: an empty float `sum()` is -0.0, shown as "-0.0000".
-        self.running.iter().fold(0.0, |a, r| a + r.estimate_usd)
-    }
-}
-
 /// The answer for one step.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Decision {
@@ -300,7 +178,7 @@ impl Policy {
 
 #[cfg(test)]
 pub(super) mod tests {
-    use super::super::pool::month_bounds;
+    use super::super::*;
     use super::*;
     use chrono::{TimeZone, Utc};
     use conveyor_api::PoolKind;

@@ -2,10 +2,11 @@
 //! they stand at a snapshot's time: what was spent in each (or the server's word for it), and
 //! when that spending leaves.
 
-use chrono::{Datelike, TimeZone, Utc};
 use conveyor_api::PoolKind;
 
-use super::policy::{EPS, Policy, ServerWindow, Snapshot, WEEK_MS};
+use super::policy::Policy;
+use super::snapshot::{EPS, ServerWindow, Snapshot};
+use super::time::{WEEK_MS, month_bounds};
 
 /// One pool as it stands now.
 #[derive(Debug, Clone, PartialEq)]
@@ -195,42 +196,17 @@ fn spread(start: i64, end: i64, usd: f64, from: i64, span: i64, out: &mut Vec<(i
     }
 }
 
-/// The start of the current credit month and of the next one (unix ms), the month turning on
-/// `day` at 00:00 UTC.
-pub fn month_bounds(now_ms: i64, day: u32) -> (i64, i64) {
-    let now = Utc
-        .timestamp_millis_opt(now_ms)
-        .single()
-        .unwrap_or_else(Utc::now);
-    let at = |y: i32, m: u32| {
-        Utc.with_ymd_and_hms(y, m, day, 0, 0, 0)
-            .single()
-            .map_or(0, |t| t.timestamp_millis())
-    };
-    let (y, m) = (now.year(), now.month());
-    let prev = |y: i32, m: u32| if m == 1 { (y - 1, 12) } else { (y, m - 1) };
-    let next = |y: i32, m: u32| if m == 12 { (y + 1, 1) } else { (y, m + 1) };
-    let this = at(y, m);
-    if this <= now_ms {
-        let (ny, nm) = next(y, m);
-        (this, at(ny, nm))
-    } else {
-        let (py, pm) = prev(y, m);
-        (at(py, pm), this)
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::claim::Reserve;
+    use super::super::Reserve;
     use super::super::policy::tests::{NOW, cfg, done, snap, wait};
-    use super::super::policy::{Decision, HOUR_MS as HOUR, MINUTE_MS, ServerView, ServerWindow};
+    use super::super::{Decision, HOUR_MS as HOUR, MINUTE_MS, ServerView, ServerWindow};
     use super::*;
     use conveyor_api::StepKind;
 
     /// $8 spent evenly over the hour from 80 to 20 minutes ago, in the tests' hour-long window
     /// with its $10 threshold.
-    fn long_run() -> Vec<super::super::policy::Run> {
+    fn long_run() -> Vec<super::super::Run> {
         let mut r = done(8.0, 20 * MINUTE_MS);
         r.started_ms = NOW - 80 * MINUTE_MS;
         vec![r]

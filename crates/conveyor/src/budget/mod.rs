@@ -15,8 +15,9 @@ use conveyor_api::{Calibration, PoolKind, RunningStep};
 
 pub use conveyor_core::budget::{
     Admitted, Class, Decision, Estimate, History, Outcome, Policy, Pool, Reserve, Run,
-    SIZE_MIN_SAMPLES, ServerView, ServerWindow, Snapshot, calibration, policy, quantile,
+    SIZE_MIN_SAMPLES, ServerView, ServerWindow, Snapshot, calibration, quantile,
 };
+use conveyor_core::budget::{DAY_MS, HOUR_MS};
 pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
 pub use report::render;
 
@@ -75,7 +76,7 @@ impl Budget {
         let sizes = store::calibration::sizes(
             &mut *db.conn().await?,
             pool,
-            now_ms - CALIBRATION_DAYS * policy::DAY_MS,
+            now_ms - CALIBRATION_DAYS * DAY_MS,
             i64::try_from(calibration::RECENT).unwrap_or(20),
         )
         .await?;
@@ -105,8 +106,8 @@ impl Budget {
             .fold(0.0, |a, c| a + self.live.get(c.run_id));
         for (pool, w) in windows {
             let span = match pool {
-                PoolKind::Window => 5 * policy::HOUR_MS,
-                PoolKind::Weekly => 7 * policy::DAY_MS,
+                PoolKind::Window => 5 * HOUR_MS,
+                PoolKind::Weekly => 7 * DAY_MS,
                 PoolKind::Monthly => continue,
             };
             let start = w
@@ -160,7 +161,7 @@ impl Budget {
         admitted: &HashMap<String, f64>,
     ) -> Result<(Snapshot, Vec<RunningStep>)> {
         // The longest pool: the monthly credit (at most 31 days) or the week.
-        let since = now_ms - 32 * policy::DAY_MS;
+        let since = now_ms - 32 * DAY_MS;
         let runs: Vec<Run> = store::runs::history(&mut *db.conn().await?, since, HISTORY_ROWS)
             .await?
             .into_iter()

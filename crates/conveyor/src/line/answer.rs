@@ -121,7 +121,7 @@ pub(crate) async fn answer(
         let steps = store::steps::of_line(&mut tx, &one.line_id).await?;
         if !steps
             .iter()
-            .any(|s| s.kind == StepKind::Answer && super::open(s))
+            .any(|s| s.kind == StepKind::Answer && super::facts::open(s))
         {
             store::steps::add_in(
                 &mut tx,

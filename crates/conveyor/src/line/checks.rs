@@ -12,7 +12,7 @@ use crate::config::Check;
 use crate::exec::{self, Spec};
 use crate::state::Shared;
 
-use super::give_to_agent;
+use super::folder::give_to_agent;
 
 /// Runs the checks in the worktree; returns the red ones with what they said.
 pub(super) async fn run_checks(

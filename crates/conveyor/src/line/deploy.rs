@@ -23,7 +23,7 @@ use crate::state::Shared;
 use crate::store::{self, LineRow};
 use crate::{Result, git};
 
-use super::gate::checklist_or_stop;
+use super::checklist::checklist_or_stop;
 
 /// The scratch worktree a line's deploy runs in.
 fn scratch(sh: &Shared, line_id: &str) -> PathBuf {
@@ -279,7 +279,7 @@ async fn rolled_back(
 ) -> Result<()> {
     let failures = line.gate_failures + 1;
     store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, failures).await?;
-    if failures >= super::GATE_ROUNDS {
+    if failures >= conveyor_core::line::GATE_ROUNDS {
         return super::answer::needs_anton(
             sh,
             &line.id,

@@ -16,7 +16,8 @@ use crate::store::{self, LineRow, StepRow};
 use crate::{Result, plan};
 
 use super::checks::run_checks;
-use super::{is_cancelled, next_step, plan_path};
+use super::facts::{is_cancelled, next_step};
+use super::folder::plan_path;
 
 /// What a finished run leaves for [`finish_step`] to decide on.
 pub(super) struct Finished<'a> {
@@ -100,7 +101,7 @@ pub(super) async fn finish_step(
         .await;
     }
     if !red.is_empty()
-        && let Ok((list, ..)) = super::gate::checklist(sh, line).await?
+        && let Ok((list, ..)) = super::checklist::checklist(sh, line).await?
         && let Some(pattern) = red.iter().find_map(|r| list.external(r))
     {
         // An external service is down: not the step's fault. Its work is rolled back, the

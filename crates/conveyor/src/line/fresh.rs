@@ -18,10 +18,10 @@ use crate::store::runs::{self, NewRun};
 use crate::store::{self, LineRow, StepRow};
 use crate::{Result, git, hook};
 
-use super::give_to_agent;
+use super::folder::give_to_agent;
+use super::invocation::invocation;
 use super::miss::{budget_cap_hit, usage_limit_hit};
 use super::run::{record_run_end, run_agent};
-use super::step::invocation;
 
 /// The files of one attempt.
 #[derive(Debug, Clone)]
@@ -102,7 +102,7 @@ pub(super) async fn run(
     }
     sh.set_step_state(&line.id, &step.id, step.n, StepState::Running, None)
         .await?;
-    let never = super::guard_hook(sh, line).await?;
+    let never = super::guard::guard_hook(sh, line).await?;
     let mut pre_tool: Vec<(&str, &str)> = Vec::new();
     if let Some(g) = &run.hooks.guard {
         pre_tool.push((run.guarded, g));

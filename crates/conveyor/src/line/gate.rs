@@ -5,150 +5,21 @@
 
 use std::path::{Path, PathBuf};
 
-use conveyor_api::{Level, LineState, ReasonCode, StepKind};
+use conveyor_api::{Level, LineState, ReasonCode};
 use tokio_util::sync::CancellationToken;
 
 use crate::Result;
-use crate::config::{Check, Checklist};
+use crate::config::Check;
 use crate::exec;
 use crate::git::{self, MergeOutcome, Regression};
 use crate::roles;
 use crate::state::Shared;
 use crate::store::{self, LineRow};
 
-use super::GATE_ROUNDS;
+use super::checklist::{Fork, checklist_or_stop, fork_of};
 use super::checks::{exit_text, run_checks, run_command};
 use super::hooks::{self, Boundary};
-
-/// The project's `.conveyor.toml` on fresh main does not parse: the line needs Anton.
-#[derive(Debug, thiserror::Error)]
-#[error("{source} (on {branch})")]
-pub(crate) struct BadChecklist {
-    source: crate::Error,
-    branch: String,
-}
-
-/// The project's checklist from fresh main, with main's commit, the repository and main's name.
-pub(crate) async fn checklist(
-    sh: &Shared,
-    line: &LineRow,
-) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {
-    let project = store::projects::get(&mut *sh.store.conn().await?, &line.project_id)
-        .await?
-        .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
-    let repo = PathBuf::from(&project.repo_path);
-    let main = git::branch_head(&repo, &project.main_branch).await?;
-    let text = git::read_file_at(&repo, &main, ".conveyor.toml").await?;
-    match text.map(|t| Checklist::parse(&t)).transpose() {
-        Ok(c) => Ok(Ok((c.unwrap_or_default(), main, repo, project.main_branch))),
-        Err(source) => Ok(Err(BadChecklist {
-            source,
-            branch: project.main_branch,
-        })),
-    }
-}
-
-/// The project's checklist from fresh main, or `None` once the line is stopped for Anton
-/// because it does not parse (the line cannot be checked without it).
-///
-/// # Errors
-/// Database and git errors.
-pub(super) async fn checklist_or_stop(
-    sh: &Shared,
-    line: &LineRow,
-) -> Result<Option<(Checklist, String, PathBuf, String)>> {
-    match checklist(sh, line).await? {
-        Ok(c) => Ok(Some(c)),
-        Err(e) => {
-            super::answer::needs_anton(sh, &line.id, (ReasonCode::ProjectConfig, &e.to_string()))
-                .await?;
-            Ok(None)
-        }
-    }
-}
-
-/// Where a line forked from main, and what it changed since.
-#[derive(Debug, Clone)]
-pub(super) struct Fork {
-    pub base: String,
-    pub files: Vec<conveyor_api::FileDiff>,
-}
-
-/// The line's fork point and files changed (none when its branch does not exist yet).
-///
-/// # Errors
-/// Git errors.
-pub(super) async fn fork_of(
-    repo: &Path,
-    main_branch: &str,
-    line: &LineRow,
-    cancel: &CancellationToken,
-) -> Result<Fork> {
-    Ok(
-        match git::line_diff(repo, main_branch, &line.branch, cancel).await? {
-            Some((base, _, files)) => Fork { base, files },
-            None => Fork {
-                base: git::branch_head(repo, main_branch).await?,
-                files: Vec::new(),
-            },
-        },
-    )
-}
-
-/// A failed round (a red gate or merge, a role's `rework`, a hook that blocked): a fixer
-/// step in the line's session with `task`, or, after [`GATE_ROUNDS`] in a row, Anton gets a
-/// question saying what fails and what was tried.
-pub(super) async fn round_failed(
-    sh: &Shared,
-    line: &LineRow,
-    code: ReasonCode,
-    what: &str,
-    task: &str,
-) -> Result<()> {
-    let failures = line.gate_failures + 1;
-    store::lines::set_gate_failures(&mut *sh.store.conn().await?, &line.id, failures).await?;
-    if failures >= GATE_ROUNDS {
-        let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
-        let tried: Vec<String> = steps
-            .iter()
-            .filter(|s| s.kind == StepKind::Fixer && s.state == conveyor_api::StepState::Done)
-            .rev()
-            .take(GATE_ROUNDS as usize - 1)
-            .map(|s| {
-                // The task after its first line is what the round asked to fix.
-                let asked = s.task.split_once('\n').map_or(s.task.as_str(), |(_, r)| r);
-                let asked: String = asked.split_whitespace().collect::<Vec<_>>().join(" ");
-                let short: String = asked.chars().take(160).collect();
-                format!("step {}: {short}", s.n)
-            })
-            .collect();
-        let tried = if tried.is_empty() {
-            "nothing yet".to_string()
-        } else {
-            format!("{} fixer rounds: {}", tried.len(), tried.join("; "))
-        };
-        return super::answer::needs_anton(
-            sh,
-            &line.id,
-            (
-                ReasonCode::GateFailed,
-                &format!("cannot pass the check: {what}; tried {tried}"),
-            ),
-        )
-        .await;
-    }
-    store::steps::add(
-        &mut *sh.store.conn().await?,
-        &line.id,
-        StepKind::Fixer,
-        "fix what the check found",
-        task,
-        &[],
-    )
-    .await?;
-    sh.set_line_state(&line.id, LineState::Fixing, Some((code, what)), None)
-        .await
-}
+use super::round::round_failed;
 
 /// A check red because an external service is down: the line stays at the gate and tries
 /// again after the preflight's period; not a failed round.
@@ -478,7 +349,7 @@ pub(super) async fn merge(sh: &Shared, line: &LineRow, cancel: &CancellationToke
             // An answer given while the line merged queued a step: it runs, and the line
             // merges again after it.
             let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
-            let next = if steps.iter().any(super::open) {
+            let next = if steps.iter().any(super::facts::open) {
                 LineState::Running
             } else if list.deploy.is_some() {
                 LineState::Deploying

@@ -19,8 +19,8 @@ use crate::store::runs::{self, RunOutcome};
 use crate::store::{self, LineRow, StepRow};
 use crate::{Result, git, judge};
 
+use super::checklist::{Fork, checklist_or_stop, fork_of};
 use super::fresh::{self, Ended};
-use super::gate::{Fork, checklist_or_stop, fork_of};
 
 /// Queues the round of checking roles that has not passed since the code last changed;
 /// returns whether it queued any (the line then runs them before the gate ends).
@@ -116,7 +116,7 @@ pub(super) async fn run_role(
     admitted: Admitted,
     cancel: &CancellationToken,
 ) -> Result<()> {
-    if super::is_cancelled(sh, &line.id).await? || cancel.is_cancelled() {
+    if super::facts::is_cancelled(sh, &line.id).await? || cancel.is_cancelled() {
         return Ok(());
     }
     let Some((list, main, repo, main_branch)) = checklist_or_stop(sh, line).await? else {
@@ -249,7 +249,7 @@ async fn apply(
     let steps = store::steps::of_line(&mut *sh.store.conn().await?, &line.id).await?;
     for s in steps
         .iter()
-        .filter(|s| roles::CHECKERS.contains(&s.kind) && s.n > step.n && super::open(s))
+        .filter(|s| roles::CHECKERS.contains(&s.kind) && s.n > step.n && super::facts::open(s))
     {
         store::steps::set_state(
             &mut *sh.store.conn().await?,
@@ -280,5 +280,5 @@ async fn apply(
             .collect::<Vec<_>>()
             .join("; ")
     );
-    super::gate::round_failed(sh, line, ReasonCode::RoleRework, &what, &task).await
+    super::round::round_failed(sh, line, ReasonCode::RoleRework, &what, &task).await
 }
