@@ -12,6 +12,7 @@
 //! `impl Policy` of its own.
 
 pub mod calibration;
+mod cap;
 mod claim;
 mod config;
 mod estimate;

@@ -17,3 +17,16 @@ pub fn quantile(sorted: &[f64], q: f64) -> f64 {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantiles_interpolate() {
+        assert_eq!(quantile(&[], 0.5), 0.0);
+        assert_eq!(quantile(&[3.0], 0.9), 3.0);
+        assert_eq!(quantile(&[1.0, 2.0, 3.0, 4.0, 5.0], 0.75), 4.0);
+        assert!((quantile(&[1.0, 2.0], 0.9) - 1.9).abs() < 1e-12);
+    }
+}

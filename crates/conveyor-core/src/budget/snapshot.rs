@@ -180,3 +180,28 @@ impl Reserve {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outcomes_that_are_samples_misses_or_neither() {
+        for o in ["ok", "red", "finished"] {
+            assert_eq!(Outcome::of(o), Outcome::Done, "{o}");
+        }
+        for o in ["usage_limit", "max_budget"] {
+            assert_eq!(Outcome::of(o), Outcome::Miss, "{o}");
+        }
+        for o in [
+            "failed",
+            "fatal",
+            "interrupted",
+            "cancelled",
+            "session_in_use",
+            "no_conversation",
+        ] {
+            assert_eq!(Outcome::of(o), Outcome::Other, "{o}");
+        }
+    }
+}
