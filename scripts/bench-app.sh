@@ -2,7 +2,7 @@
 # Measures pult beside a bare Tauri window built the same way (debug builds of the same tauri),
 # in one run, under Xvfb through tauri-driver: launch → interactive page, the summed RSS of the
 # app's processes idle and with a 100k-file folder open, and the time to show that folder's
-# tree. Writes the results into docs/benchmarks.md. A script to run by hand, not a test.
+# tree. Writes the results into docs/benchmarks/pult.md. A script to run by hand, not a test.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"

@@ -2,7 +2,7 @@
 # Benchmark deepwork's tools against ripgrep and fd on a generated 100k-file tree, and a whole
 # deepwork run (first message, FIND, LIST, two calls of the fake bridge) against `rg -F -n` +
 # `fd -g` on that tree and on a real one (cargo's registry sources, when present); rewrite the
-# generated section of docs/benchmarks.md. A script to run by hand, not a test.
+# generated section of docs/benchmarks/deepwork.md. A script to run by hand, not a test.
 #
 #   scripts/bench-deepwork.sh
 #
@@ -19,8 +19,8 @@
 #   BENCH_REAL_DIR  the real tree of the whole-run case (default: ~/.cargo/registry/src; none: skip)
 #   BENCH_REAL_FIND the text the real tree's run looks for (default: "unsafe impl Send for")
 #   BENCH_STRICT=1  stop before timing when a correctness check fails
-#   BENCH_NO_DOC=1  print the table only, leave docs/benchmarks.md alone
-#   BENCH_DOC       the document to rewrite      (default: <repo>/docs/benchmarks.md)
+#   BENCH_NO_DOC=1  print the table only, leave docs/benchmarks/deepwork.md alone
+#   BENCH_DOC       the document to rewrite      (default: <repo>/docs/benchmarks/deepwork.md)
 #   BENCH_NO_WAIT=1 do not wait for an idle machine (no rustc/cargo, CPU below BENCH_MAX_CPU %, default 15)
 #
 # Exit status: 0 when every correctness check passed (whether or not the speed targets were met),
@@ -36,7 +36,7 @@ BENCH_WARMUP=${BENCH_WARMUP:-3}
 BENCH_STEPS=${BENCH_STEPS:-20}
 BENCH_LOOP_RUNS=${BENCH_LOOP_RUNS:-3}
 LOOP_TARGET_MS=50
-DOC=${BENCH_DOC:-$ROOT/docs/benchmarks.md}
+DOC=${BENCH_DOC:-$ROOT/docs/benchmarks/deepwork.md}
 RESULTS=$ROOT/bench-data/results
 GEN=$ROOT/scripts/bench/gen-tree.mjs
 REPORT=$ROOT/scripts/bench/report.mjs

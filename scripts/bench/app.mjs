@@ -122,9 +122,9 @@ if (writeDocs) {
 app) until the page's navigation is in the DOM, so it includes the driver's own start-up for
 both apps alike; the bare window's figure is the floor.
 <!-- app-bench:end -->`;
-  const doc = path.join(ROOT, 'docs', 'benchmarks.md');
+  const doc = path.join(ROOT, 'docs', 'benchmarks', 'pult.md');
   let text = fs.readFileSync(doc, 'utf8');
   const re = /<!-- app-bench:start -->[\s\S]*<!-- app-bench:end -->/;
-  text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n## pult, the desktop app\n\n${section}\n`;
+  text = re.test(text) ? text.replace(re, section) : `${text.trimEnd()}\n\n## Window start and memory against a bare window\n\n${section}\n`;
   fs.writeFileSync(doc, text);
 }

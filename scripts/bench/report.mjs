@@ -6,8 +6,8 @@
 //                                          check failed
 //   node report.mjs report <results-dir>   read hyperfine's JSON, the loop's output, checks.json
 //                                          and meta.json; print the table; rewrite the generated
-//                                          section of docs/benchmarks.md (BENCH_DOC) unless
-//                                          BENCH_NO_DOC=1
+//                                          section of docs/benchmarks/deepwork.md (BENCH_DOC)
+//                                          unless BENCH_NO_DOC=1
 //
 // File names in <results-dir> are the contract with the shell script:
 //   find-rare.deepwork.out / find-rare.rg.out, find-common.*, list-rs.deepwork.out / list-rs.fd.out,
@@ -410,7 +410,7 @@ function doReport() {
   const section = md.join('\n');
 
   const doc = m.doc;
-  let text = fs.existsSync(doc) ? fs.readFileSync(doc, 'utf8') : '# Benchmarks\n\n';
+  let text = fs.existsSync(doc) ? fs.readFileSync(doc, 'utf8') : '# deepwork: its tools against ripgrep and fd\n\n';
   const a = text.indexOf(START), b = text.indexOf(END);
   if (a >= 0 && b > a) text = text.slice(0, a) + section + text.slice(b + END.length);
   else text = text.replace(/\n*$/, '\n\n') + section + '\n';

@@ -8,7 +8,7 @@
 // and the mock sees only the changed one of the two. `?` shows the keys, `a` accepts a line
 // that merged after its answers, and `o` opens a question's line on the Lines page. The time
 // from the page opening to the last answer confirmed is printed as `morning figures: …` (see
-// docs/benchmarks.md); screenshots go to tests/artifacts/.
+// docs/benchmarks/pult.md); screenshots go to tests/artifacts/.
 //
 // Why "before its step starts" is deterministic here: the embedded daemon runs with
 // `slots = 1`, and a fourth line in a fourth project (no questions; queued only once the three

@@ -100,7 +100,8 @@ impl Policy {
     /// against a 0.9 quantile of 9.1). In the night simulator's daemon's case (the server's
     /// word, live costs, the planner's sizes), summing cut the limit hits on heavy-tailed
     /// nights by a fifth to a third and lifted the share of the bound done by 1.5 points on
-    /// seeds 1–100, 0.7 on seeds 101–200 (`docs/benchmarks.md`, "Summing the claims").
+    /// seeds 1–100, 0.7 on seeds 101–200 (`docs/benchmarks/budget.md`, "Why the claims are
+    /// summed").
     pub fn need(&self, snap: &Snapshot, candidate: Reserve) -> f64 {
         self.level(snap, candidate, f64::INFINITY)
     }

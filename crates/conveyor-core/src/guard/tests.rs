@@ -1,5 +1,6 @@
 //! The held set: 30 command lines an agent might run, 15 that must be denied (evasions among
-//! them) and 15 that must pass. `docs/benchmarks.md` reports the score this test prints.
+//! them) and 15 that must pass. `docs/benchmarks/conveyor.md` reports the score this test
+//! prints.
 
 use super::*;
 use serde_json::json;
@@ -88,7 +89,7 @@ fn the_held_set_is_judged_right() {
             wrong.push(format!("{cmd}: want {want:?}, got {got:?}"));
         }
     }
-    // The figure docs/benchmarks.md reports (`--no-capture` shows it).
+    // The figure docs/benchmarks/conveyor.md reports (`--no-capture` shows it).
     #[allow(clippy::print_stderr)]
     {
         eprintln!(

@@ -1,8 +1,8 @@
 //! The night simulator: seeded synthetic nights of lines and step costs replayed through the
 //! real budget policy (`conveyor::budget::Policy`, the code the daemon's scheduler calls) with
 //! a virtual clock, against first-come-first-served admission, an oracle with perfect estimates
-//! and an upper bound on the offline optimum. `scripts/bench-budget.sh` runs it in release; `docs/benchmarks.md` has
-//! the figures and what each column means.
+//! and an upper bound on the offline optimum. `scripts/bench-budget.sh` runs it in release;
+//! `docs/benchmarks/budget.md` has the figures and what each column means.
 //!
 //! The model, one tick per virtual minute:
 //! - A line is a chain of steps (planner, executors, reviewer, fixer), each with a true cost
@@ -33,7 +33,8 @@
 //! SIGMA` (each step's cost known before it runs, off by a lognormal error of σ) and
 //! `--calibrate` (nights whose real limit differs from the threshold); or
 //! `… -- --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H]` to replay
-//! a night written down (`line,step,kind,cost_usd,minutes`; `docs/benchmarks.md` has the format).
+//! a night written down (`line,step,kind,cost_usd,minutes`; `docs/benchmarks/budget.md` has the
+//! format).
 
 // A command-line report: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]

@@ -304,7 +304,7 @@ async fn a_night_over_two_projects_keeps_only_what_needs_anton() {
             .map(|t| t.to_lowercase())
             .collect::<std::collections::BTreeSet<_>>()
             .len();
-    // The figures docs/benchmarks.md reports (`--no-capture` shows them).
+    // The figures docs/benchmarks/conveyor.md reports (`--no-capture` shows them).
     #[allow(clippy::print_stderr)]
     {
         eprintln!(

@@ -71,7 +71,7 @@ fn checklist(deploy_dir: Option<&std::path::Path>) -> String {
     t
 }
 
-// The figures go to stderr, for docs/benchmarks.md.
+// The figures go to stderr, for docs/benchmarks/conveyor.md.
 #[allow(clippy::print_stderr)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kill_9_storm_finishes_every_line_and_reruns_no_finished_step() {
