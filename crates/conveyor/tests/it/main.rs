@@ -11,6 +11,7 @@ mod deploy;
 mod flow;
 mod fuzz;
 mod guard;
+mod house;
 mod judge;
 mod layout;
 mod line_e2e;
