@@ -25,6 +25,24 @@ type AreaName = keyof Areas;
 /** Every key of every area: `t()` takes nothing else. */
 export type MessageKey = { [A in AreaName]: keyof Areas[A]['ru'] }[AreaName];
 
+/** Keys that two areas both define (the later one would silently win). */
+type DefinedTwice = {
+  [A in AreaName]: { [B in Exclude<AreaName, A>]: keyof Areas[A]['ru'] & keyof Areas[B]['ru'] }[Exclude<AreaName, A>];
+}[AreaName];
+
+/** Keys that an area has in one language only (in case an English side loses its type). */
+type OneLanguageOnly = {
+  [A in AreaName]:
+    | Exclude<keyof Areas[A]['ru'], keyof Areas[A]['en']>
+    | Exclude<keyof Areas[A]['en'], keyof Areas[A]['ru']>;
+}[AreaName];
+
+// The catalogue's shape: a compile error here names the keys at fault.
+const shape: [DefinedTwice | OneLanguageOnly] extends [never]
+  ? true
+  : { definedTwice: DefinedTwice; oneLanguageOnly: OneLanguageOnly } = true;
+void shape;
+
 const join = (lang: Lang) =>
   Object.assign({}, ...Object.values(areas).map((area) => area[lang])) as Record<MessageKey, string>;
 
