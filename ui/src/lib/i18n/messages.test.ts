@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { languages, messages } from './messages';
+import { areas, languages, messages } from './messages';
 import { i18n, t } from './index.svelte';
 import { wordError } from './codes';
 import {
@@ -19,6 +19,20 @@ describe('messages', () => {
       expect(messages.en[key], key).toBeTypeOf('string');
       expect(params(messages.en[key]), key).toEqual(params(messages.ru[key]));
     }
+  });
+
+  it('defines each key in one area only, with both its languages in that area', () => {
+    const areaOf = new Map<string, string>();
+    const twice: string[] = [];
+    for (const [name, area] of Object.entries(areas)) {
+      expect(Object.keys(area.en).sort(), name).toEqual(Object.keys(area.ru).sort());
+      for (const key of Object.keys(area.ru)) {
+        if (areaOf.has(key)) twice.push(`${key}: ${areaOf.get(key)} and ${name}`);
+        areaOf.set(key, name);
+      }
+    }
+    expect(twice).toEqual([]);
+    expect(Object.keys(messages.ru)).toHaveLength(areaOf.size);
   });
 
   it('fills parameters and follows the language', () => {
