@@ -431,3 +431,30 @@ fn the_reader_sees_a_circle_and_a_door() {
     .into();
     assert_eq!(circles(&g).len(), 1);
 }
+
+#[test]
+fn the_policy_core_pulls_in_no_runtime_database_server_git_or_http() {
+    // `cargo tree` of the core's normal dependencies, as a reader would run it.
+    let out = std::process::Command::new(env!("CARGO"))
+        .args(["tree", "--offline", "-p", "conveyor-core", "-e", "normal"])
+        .args(["--prefix", "none", "--format", "{p}"])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    let names: BTreeSet<&str> = tree.lines().filter_map(|l| l.split(' ').next()).collect();
+    assert!(names.contains("conveyor-core"), "{tree}");
+    let pulled: Vec<&str> = ["tokio", "sqlx", "axum", "git2", "reqwest", "hyper", "rmcp"]
+        .into_iter()
+        .filter(|b| names.contains(b))
+        .collect();
+    assert!(
+        pulled.is_empty(),
+        "conveyor-core depends on {pulled:?}:\n{tree}"
+    );
+}
