@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # How long a developer waits after a one-line change (not a test): appends one private function
-# to FILE, runs `cargo build -p conveyor --bin conveyord` (the default dev profile, incremental
-# as cargo sets it), removes the line again, ROUNDS times after one warm-up, and prints each
-# round's wall seconds and the median. FILE is restored even when the build fails.
+# to FILE, runs the build (by default `cargo build -p conveyor --bin conveyord`, the default dev
+# profile, incremental as cargo sets it; BUILD="…" names another command), removes the line
+# again, ROUNDS times after one warm-up, and prints the median, minimum and maximum wall seconds.
+# FILE is restored even when the build fails.
 #   scripts/bench-rebuild.sh [FILE] [ROUNDS]
 #   scripts/bench-rebuild.sh crates/conveyor/src/daemon.rs 5      # a change in the daemon
 #   scripts/bench-rebuild.sh crates/conveyor-core/src/lib.rs 5    # a change in the policy core
+#   BUILD="cargo test --no-run -p conveyor-core" scripts/bench-rebuild.sh crates/conveyor-core/src/lib.rs 5
 set -euo pipefail
 cd "$(dirname "$0")/.."
 file=${1:-crates/conveyor/src/daemon.rs}
@@ -16,7 +18,7 @@ backup=$(mktemp)
 cp "$file" "$backup"
 trap 'cp "$backup" "$file"; rm -f "$backup"' EXIT
 
-build() { cargo build --quiet -p conveyor --bin conveyord; }
+build() { ${BUILD:-cargo build --quiet -p conveyor --bin conveyord} >/dev/null || { echo "error: the build failed: ${BUILD:-cargo build -p conveyor --bin conveyord}" >&2; exit 1; }; }
 build # the starting point: everything up to date
 
 times=()
