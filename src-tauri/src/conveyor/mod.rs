@@ -20,7 +20,7 @@ pub use token::Tokens;
 pub use types::*;
 
 use crate::error::{AppError, ErrorCode};
-use crate::state::lock;
+use crate::sync::lock;
 
 /// The page's event with every daemon event.
 pub const EVENT: &str = "conveyor-event";
