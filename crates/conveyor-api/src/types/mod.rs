@@ -62,7 +62,6 @@ mod input;
 mod outbox;
 mod preflight;
 mod review;
-mod typescript;
 
 pub use budget::*;
 pub use deploy::*;
@@ -71,7 +70,6 @@ pub use input::{TEXT_PATTERN, has_text, integral_i32, integral_i32_opt, integral
 pub use outbox::*;
 pub use preflight::*;
 pub use review::*;
-pub(crate) use typescript::typescript;
 
 wire! {
     /// `GET /api/health`.
