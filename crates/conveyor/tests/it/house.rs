@@ -416,7 +416,7 @@ fn the_reader_sees_a_circle_and_a_door() {
     // The reader itself: a `use` group expands, `super` climbs, and a child that imports
     // through its folder's door lands in the file the door names.
     let mut v = Vec::new();
-    expand("crate::{a, b::{c, d as e}, f::self}", "", &mut v);
+    expand("crate::{a, b::{c, d as e}, f::{self}}", "", &mut v);
     assert_eq!(v, ["crate::a", "crate::b::c", "crate::b::d", "crate::f"]);
     let m = vec!["line".to_string(), "judge".to_string(), "run".to_string()];
     assert_eq!(
