@@ -8,7 +8,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column, column_opt};
-use super::{marks, now_ms, rfc3339};
+use super::sql::{marks, now_ms, rfc3339};
 use crate::Result;
 
 #[derive(Debug, Clone)]

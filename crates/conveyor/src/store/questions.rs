@@ -9,7 +9,7 @@ use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::journal::Said;
 use super::names::{Stored, column, column_opt};
-use super::rfc3339;
+use super::sql::rfc3339;
 use crate::Result;
 
 /// A question with its journal entry and its line's project.

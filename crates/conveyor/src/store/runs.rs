@@ -4,8 +4,9 @@
 use conveyor_api::{StepKind, StepSize};
 use sqlx::{Connection, FromRow, Row, SqliteConnection};
 
+use super::lines;
 use super::names::{Stored, column, column_opt};
-use super::{lines, marks, now_ms};
+use super::sql::{marks, now_ms, rfc3339};
 use crate::Result;
 
 /// Whether a run (of `runs`) is in its line's session: its step has no session of its own, as
@@ -547,7 +548,7 @@ pub async fn denials_of(
                     step_n: u32::try_from(n).unwrap_or(0),
                     tool_name: d["tool_name"].as_str().unwrap_or_default().to_string(),
                     input: d["tool_input"].clone(),
-                    at: super::rfc3339(at),
+                    at: rfc3339(at),
                 });
         }
     }
