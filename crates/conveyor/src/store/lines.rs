@@ -9,6 +9,7 @@ use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column, column_opt};
 use super::sql::{marks, now_ms, rfc3339};
+use super::text::normalise;
 use crate::Result;
 
 #[derive(Debug, Clone)]
@@ -334,16 +335,14 @@ pub async fn open_with_title(
     project_id: &str,
     title: &str,
 ) -> Result<Option<LineRow>> {
-    let want = super::questions::normalise(title);
+    let want = normalise(title);
     let open: Vec<LineRow> = sqlx::query_as(
         "SELECT * FROM lines WHERE project_id = ? AND state NOT IN ('accepted', 'cancelled')",
     )
     .bind(project_id)
     .fetch_all(&mut *c)
     .await?;
-    Ok(open
-        .into_iter()
-        .find(|l| super::questions::normalise(&l.title) == want))
+    Ok(open.into_iter().find(|l| normalise(&l.title) == want))
 }
 
 /// `(project_id, line_id)` of every line in any of `states`.

@@ -27,6 +27,7 @@ pub mod rate_limits;
 pub mod runs;
 mod sql;
 pub mod steps;
+mod text;
 
 use std::path::Path;
 use std::str::FromStr;

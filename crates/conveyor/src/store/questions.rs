@@ -10,6 +10,8 @@ use sqlx::{FromRow, Row, SqliteConnection};
 use super::journal::Said;
 use super::names::{Stored, column, column_opt};
 use super::sql::rfc3339;
+// Named here too: the judge's duplicate rule compares questions by it.
+pub use super::text::normalise;
 use crate::Result;
 
 /// A question with its journal entry and its line's project.
@@ -93,17 +95,6 @@ impl QuestionRow {
             answered_at: self.answered_at.map(rfc3339),
         }
     }
-}
-
-/// Text as compared for exact duplicates: lower case, runs of blanks as one space, without
-/// the closing `?`, `.` or `!`.
-pub fn normalise(text: &str) -> String {
-    text.split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
-        .to_lowercase()
-        .trim_end_matches(['?', '.', '!', ' ', '？'])
-        .to_string()
 }
 
 /// Whether an answered question's answer may still change: no attempt of a step of its line
@@ -713,15 +704,5 @@ mod tests {
         assert_eq!(rows[1].validated_at, Some(20));
         assert_eq!(rows[2].answer.as_deref(), Some("yes"));
         assert!(rows.iter().all(|q| q.from_step.as_deref() == Some("st")));
-    }
-
-    #[test]
-    fn normalised_text_ignores_case_spacing_and_the_closing_mark() {
-        assert_eq!(
-            normalise("  Keep   the OLD  api? "),
-            normalise("keep the old api")
-        );
-        assert_eq!(normalise("Use SQLite."), "use sqlite");
-        assert_ne!(normalise("keep the old api"), normalise("drop the old api"));
     }
 }
