@@ -167,37 +167,6 @@ pub async fn get(c: &mut SqliteConnection, id: &str) -> Result<Option<LineRow>> 
         .await?)
 }
 
-/// The line as the API shows it, with its steps.
-///
-/// # Errors
-/// Database errors.
-pub async fn for_api(c: &mut SqliteConnection, id: &str) -> Result<Option<api::Line>> {
-    let Some(l) = get(&mut *c, id).await? else {
-        return Ok(None);
-    };
-    let steps = super::steps::with_cost(&mut *c, id).await?;
-    let mut line = [l.to_api(steps.iter().map(super::StepWithCost::to_api).collect())];
-    with_aftermath(&mut *c, &mut line).await?;
-    let [line] = line;
-    Ok(Some(line))
-}
-
-/// Fills in what the lines' runs left beside their steps: the guard's denials and the deploys
-/// (one query each for all the lines).
-///
-/// # Errors
-/// Database errors.
-pub async fn with_aftermath(c: &mut SqliteConnection, lines: &mut [api::Line]) -> Result<()> {
-    let ids: Vec<String> = lines.iter().map(|l| l.id.clone()).collect();
-    let mut denials = super::runs::denials_of(&mut *c, &ids).await?;
-    let mut deploys = super::deploys::of_lines(&mut *c, &ids).await?;
-    for l in lines {
-        l.denials = denials.remove(&l.id).unwrap_or_default();
-        l.deploys = deploys.remove(&l.id).unwrap_or_default();
-    }
-    Ok(())
-}
-
 /// The line's state, or `None` when there is no such line.
 ///
 /// # Errors

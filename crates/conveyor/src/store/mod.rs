@@ -18,6 +18,7 @@ pub mod account;
 pub mod calibration;
 pub mod deploys;
 pub mod journal;
+pub mod line_view;
 pub mod lines;
 mod names;
 pub mod outbox;
