@@ -1,18 +1,15 @@
-//! `questions`: every journal fork and question, with where it stands (DESIGN.md, "The judge
-//! and the morning list"), who put it there and why, and Anton's answer until the line's
-//! `answer` step delivers it. The decisions catalogue is read here too: it is made of the
-//! agents' `decided` entries and the questions decided by default.
+//! How a question is read: its row (with its journal entry and its line's project) and the
+//! queries the judge, the scheduler and the morning page ask of it.
 
 use conveyor_api::{self as api, DecisionSource, QuestionKind, QuestionStatus};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
-use super::journal::Said;
-use super::names::{Stored, column, column_opt};
-use super::sql::rfc3339;
-// Named here too: the judge's duplicate rule compares questions by it.
-pub use super::text::normalise;
 use crate::Result;
+use crate::store::journal::Said;
+use crate::store::names::{Stored, column, column_opt};
+use crate::store::sql::rfc3339;
+use crate::store::text::normalise;
 
 /// A question with its journal entry and its line's project.
 #[derive(Debug, Clone)]
@@ -109,9 +106,9 @@ macro_rules! changeable {
     };
 }
 
-const CHANGEABLE: &str = changeable!();
+pub(super) const CHANGEABLE: &str = changeable!();
 
-const SELECT: &str = concat!(
+pub(super) const SELECT: &str = concat!(
     "SELECT q.id, q.line_id, l.project_id, q.kind AS qkind, j.text, j.options,
         j.default_opt, j.why, j.reversible, j.expensive, q.status, q.decided_by, q.verdict_why,
         q.duplicate_of, q.urgent, q.reworks, q.from_step, q.answer, q.delivered, q.created_at,
@@ -122,36 +119,7 @@ const SELECT: &str = concat!(
 );
 
 /// Lines whose questions still matter: not accepted, not cancelled.
-const OPEN_LINE: &str = "l.state NOT IN ('accepted', 'cancelled')";
-
-/// A new unvalidated question for the journal entry `journal_id`, written by `step_id`;
-/// returns its id.
-///
-/// # Errors
-/// Database errors.
-pub async fn insert(
-    c: &mut SqliteConnection,
-    line_id: &str,
-    journal_id: i64,
-    kind: QuestionKind,
-    step_id: Option<&str>,
-    now: i64,
-) -> Result<String> {
-    let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query(
-        "INSERT INTO questions (id, line_id, journal_id, status, created_at, kind, from_step)
-         VALUES (?, ?, ?, 'unvalidated', ?, ?, ?)",
-    )
-    .bind(&id)
-    .bind(line_id)
-    .bind(journal_id)
-    .bind(now)
-    .bind(kind.name())
-    .bind(step_id)
-    .execute(&mut *c)
-    .await?;
-    Ok(id)
-}
+pub(super) const OPEN_LINE: &str = "l.state NOT IN ('accepted', 'cancelled')";
 
 /// One question.
 ///
@@ -248,135 +216,6 @@ pub async fn count(c: &mut SqliteConnection, status: QuestionStatus) -> Result<u
     Ok(u32::try_from(n).unwrap_or(u32::MAX))
 }
 
-/// Where a question now stands, who decided it and why.
-#[derive(Debug, Clone)]
-pub struct Verdict<'a> {
-    pub status: QuestionStatus,
-    pub by: DecisionSource,
-    pub why: &'a str,
-    pub duplicate_of: Option<&'a str>,
-    pub urgent: bool,
-    pub now: i64,
-}
-
-/// Records a verdict on an unvalidated question; `false` when it was no longer unvalidated
-/// (judged already: a verdict is never applied twice).
-///
-/// # Errors
-/// Database errors.
-pub async fn set_verdict(c: &mut SqliteConnection, id: &str, v: &Verdict<'_>) -> Result<bool> {
-    let validated = (v.status == QuestionStatus::Validated).then_some(v.now);
-    let done = sqlx::query(
-        "UPDATE questions SET status = ?, decided_by = ?, verdict_why = ?, duplicate_of = ?,
-            urgent = ?, validated_at = COALESCE(?, validated_at)
-         WHERE id = ? AND status = 'unvalidated'",
-    )
-    .bind(v.status.name())
-    .bind(v.by.name())
-    .bind(v.why)
-    .bind(v.duplicate_of)
-    .bind(v.urgent)
-    .bind(validated)
-    .bind(id)
-    .execute(&mut *c)
-    .await?;
-    Ok(done.rows_affected() > 0)
-}
-
-/// Sends unvalidated questions back to the line's session: `rework`, carried by `step_id`.
-///
-/// # Errors
-/// Database errors.
-pub async fn send_to_rework(
-    c: &mut SqliteConnection,
-    id: &str,
-    by: DecisionSource,
-    why: &str,
-    step_id: &str,
-) -> Result<()> {
-    sqlx::query(
-        "UPDATE questions SET status = 'rework', decided_by = ?, verdict_why = ?, rework_step = ?
-         WHERE id = ? AND status = 'unvalidated'",
-    )
-    .bind(by.name())
-    .bind(why)
-    .bind(step_id)
-    .bind(id)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
-/// The rework step `step_id` is done: the questions it carried are judged again, now as
-/// coming from it (its reads count for the memory rule).
-///
-/// # Errors
-/// Database errors.
-pub async fn reworked(c: &mut SqliteConnection, step_id: &str) -> Result<()> {
-    sqlx::query(
-        "UPDATE questions SET status = 'unvalidated', decided_by = NULL, reworks = reworks + 1,
-            from_step = rework_step, rework_step = NULL
-         WHERE rework_step = ? AND status = 'rework'",
-    )
-    .bind(step_id)
-    .execute(&mut *c)
-    .await?;
-    Ok(())
-}
-
-/// Records Anton's answer (to be delivered by the line's `answer` step), the status before it
-/// kept to return to; `false` when the question is answered already and its answer can no
-/// longer change (checked in the same statement, so a step starting meanwhile cannot slip in
-/// between).
-///
-/// # Errors
-/// Database errors.
-pub async fn answer(c: &mut SqliteConnection, id: &str, text: &str, now: i64) -> Result<bool> {
-    let done = sqlx::query(&format!(
-        "UPDATE questions AS q SET
-            prior_status = CASE WHEN q.status = 'answered' THEN q.prior_status ELSE q.status END,
-            status = 'answered', answer = ?, answered_at = ?, delivered = 0,
-            validated_at = COALESCE(q.validated_at, ?)
-         WHERE q.id = ? AND (q.status IN ('validated', 'decided', 'duplicate') OR {CHANGEABLE})"
-    ))
-    .bind(text)
-    .bind(now)
-    .bind(now)
-    .bind(id)
-    .execute(&mut *c)
-    .await?;
-    Ok(done.rows_affected() > 0)
-}
-
-/// Takes an answer back: the question is as it was before it was answered.
-///
-/// # Errors
-/// Database errors.
-pub async fn take_back(c: &mut SqliteConnection, id: &str) -> Result<bool> {
-    let done = sqlx::query(&format!(
-        "UPDATE questions AS q SET status = COALESCE(q.prior_status, 'validated'),
-            prior_status = NULL, answer = NULL, answered_at = NULL, delivered = 0
-         WHERE q.id = ? AND {CHANGEABLE}"
-    ))
-    .bind(id)
-    .execute(&mut *c)
-    .await?;
-    Ok(done.rows_affected() > 0)
-}
-
-/// The questions that got the answer of `id` with it (its duplicates), undelivered.
-///
-/// # Errors
-/// Database errors.
-pub async fn answered_with(c: &mut SqliteConnection, id: &str) -> Result<Vec<QuestionRow>> {
-    Ok(sqlx::query_as(&format!(
-        "{SELECT} WHERE q.duplicate_of = ? AND q.status = 'answered' AND q.delivered = 0"
-    ))
-    .bind(id)
-    .fetch_all(&mut *c)
-    .await?)
-}
-
 /// How many forks and questions written since `since` stand in `status` or were sent back
 /// (`reworks > 0`) when `status` is `rework`.
 ///
@@ -410,193 +249,6 @@ pub async fn duplicates_of(c: &mut SqliteConnection, id: &str) -> Result<Vec<Que
     .bind(id)
     .fetch_all(&mut *c)
     .await?)
-}
-
-/// An answer on its way to the agent.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Undelivered {
-    /// The question's id.
-    pub id: String,
-    pub question: String,
-    pub answer: String,
-}
-
-/// The line's answers not yet given to the agent, oldest first.
-///
-/// # Errors
-/// Database errors.
-pub async fn undelivered_answers(
-    c: &mut SqliteConnection,
-    line_id: &str,
-) -> Result<Vec<Undelivered>> {
-    let rows: Vec<(String, Option<String>, String)> = sqlx::query_as(
-        "SELECT q.id, j.text, q.answer FROM questions q JOIN journal j ON j.id = q.journal_id
-         WHERE q.line_id = ? AND q.status = 'answered' AND q.delivered = 0 AND q.answer IS NOT NULL
-         ORDER BY q.answered_at",
-    )
-    .bind(line_id)
-    .fetch_all(&mut *c)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|(id, q, a)| Undelivered {
-            id,
-            question: q.unwrap_or_default(),
-            answer: a,
-        })
-        .collect())
-}
-
-/// These answers reached the agent (the step whose prompt carried them succeeded). Only these:
-/// an answer given while that step ran was not in its prompt, and waits for the next.
-///
-/// # Errors
-/// Database errors.
-pub async fn mark_delivered(c: &mut SqliteConnection, ids: &[String]) -> Result<()> {
-    for id in ids {
-        sqlx::query("UPDATE questions SET delivered = 1 WHERE id = ? AND status = 'answered'")
-            .bind(id)
-            .execute(&mut *c)
-            .await?;
-    }
-    Ok(())
-}
-
-/// The decisions taken without Anton, newest first, of one project or all: the agents'
-/// `decided` entries (the daemon's own notes among them, `conveyor: …`) and the forks and
-/// questions decided by default. `open_only` keeps those of lines not accepted or cancelled.
-///
-/// # Errors
-/// Database errors.
-pub async fn decisions(
-    c: &mut SqliteConnection,
-    project_id: Option<&str>,
-    open_only: bool,
-    limit: i64,
-) -> Result<Vec<api::Decision>> {
-    let open = if open_only {
-        format!("AND {OPEN_LINE}")
-    } else {
-        String::new()
-    };
-    let project = if project_id.is_some() {
-        "AND l.project_id = ?1"
-    } else {
-        "AND (?1 IS NULL)"
-    };
-    let rows = sqlx::query(&format!(
-        "SELECT * FROM (
-            SELECT 'journal-' || j.id AS id, l.project_id, j.line_id,
-                CASE WHEN j.text LIKE 'conveyor: %' THEN 'daemon' ELSE 'agent' END AS source,
-                j.text, j.why, NULL AS question_id, '[]' AS options, NULL AS default_opt,
-                j.created_at
-            FROM journal j JOIN lines l ON l.id = j.line_id
-            WHERE j.kind = 'decided' {project} {open}
-          UNION ALL
-            SELECT q.id, l.project_id, q.line_id, COALESCE(q.decided_by, 'agent') AS source,
-                j.text, COALESCE(q.verdict_why, j.why) AS why, q.id AS question_id, j.options,
-                j.default_opt, q.created_at
-            FROM questions q JOIN journal j ON j.id = q.journal_id JOIN lines l ON l.id = q.line_id
-            WHERE q.status = 'decided' {project} {open}
-        ) ORDER BY created_at DESC, id LIMIT ?2"
-    ))
-    .bind(project_id)
-    .bind(limit)
-    .fetch_all(&mut *c)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(api::Decision {
-                id: r.try_get("id")?,
-                project_id: r.try_get("project_id")?,
-                line_id: r.try_get("line_id")?,
-                source: column(r, "source")?,
-                text: r.try_get::<Option<String>, _>("text")?.unwrap_or_default(),
-                why: r.try_get("why")?,
-                question_id: r.try_get("question_id")?,
-                options: serde_json::from_str(&r.try_get::<String, _>("options")?)
-                    .unwrap_or_default(),
-                default: r.try_get("default_opt")?,
-                created_at: rfc3339(r.try_get("created_at")?),
-            })
-        })
-        .collect::<std::result::Result<_, sqlx::Error>>()
-        .map_err(Into::into)
-}
-
-/// A question the daemon asks Anton itself.
-#[derive(Debug, Clone)]
-pub struct DaemonQuestion<'a> {
-    pub text: &'a str,
-    pub options: &'a [String],
-    pub default: Option<&'a str>,
-    /// Why it is asked (the entry's `why`).
-    pub why: &'a str,
-    pub reversible: bool,
-    pub expensive: bool,
-    /// Why it is validated without a judge (the verdict's `why`).
-    pub validated: &'a str,
-    /// Irreversible and expensive, by day: it goes to the Catcher.
-    pub urgent: bool,
-}
-
-/// Writes `q` into the line's journal (below the agent's entries) and as a question validated
-/// by the daemon, in the caller's transaction; returns its id.
-///
-/// # Errors
-/// Database errors.
-pub async fn ask_as_daemon(
-    c: &mut SqliteConnection,
-    line_id: &str,
-    q: &DaemonQuestion<'_>,
-    now: i64,
-) -> Result<Option<String>> {
-    let raw = serde_json::json!({"kind": "question", "text": q.text, "options": q.options,
-        "default": q.default, "why": q.why, "reversible": q.reversible, "expensive": q.expensive})
-    .to_string();
-    let offset = super::journal::next_daemon_offset(c, line_id).await?;
-    let at = super::journal::At {
-        line_id,
-        step_id: None,
-        offset,
-        now,
-    };
-    let entry = super::journal::NewEntry {
-        kind: api::JournalKind::Question,
-        text: q.text,
-        options: q.options,
-        default: q.default,
-        why: Some(q.why),
-        reversible: Some(q.reversible),
-        expensive: Some(q.expensive),
-        raw: &raw,
-    };
-    let Some(journal_id) = super::journal::insert(c, at, entry).await? else {
-        return Ok(None);
-    };
-    let id = insert(
-        c,
-        line_id,
-        journal_id,
-        api::QuestionKind::Question,
-        None,
-        now,
-    )
-    .await?;
-    set_verdict(
-        c,
-        &id,
-        &Verdict {
-            status: QuestionStatus::Validated,
-            by: api::DecisionSource::Daemon,
-            why: q.validated,
-            duplicate_of: None,
-            urgent: q.urgent,
-            now,
-        },
-    )
-    .await?;
-    Ok(Some(id))
 }
 
 fn in_list(statuses: &[QuestionStatus]) -> String {
