@@ -370,7 +370,7 @@ async fn one(
     .map(store::QuestionRow::to_api)
     .collect();
     let mut line = [l.to_api(steps.iter().map(StepWithCost::to_api).collect())];
-    store::lines::with_aftermath(&mut *st.store.conn().await?, &mut line).await?;
+    store::line_view::with_aftermath(&mut *st.store.conn().await?, &mut line).await?;
     let [line] = line;
     Ok(Json(LineDetail {
         line,
@@ -420,7 +420,7 @@ async fn line_or_404(st: &AppState, id: &str) -> Result<LineRow, ApiError> {
 
 async fn answer_line(st: &AppState, id: &str) -> Result<Json<Line>, ApiError> {
     Ok(Json(
-        store::lines::for_api(&mut *st.store.conn().await?, id)
+        store::line_view::get(&mut *st.store.conn().await?, id)
             .await?
             .ok_or_else(|| ApiError::not_found(format!("no line {id}")))?,
     ))
@@ -496,20 +496,9 @@ async fn reorder(
     Ok(Json(for_api(&st, &rows).await?))
 }
 
-/// Lines as the API shows them: each with its steps (their costs summed), denials and deploys,
-/// read for all of them at once.
+/// Lines as the API shows them (their steps, denials and deploys).
 async fn for_api(st: &AppState, rows: &[LineRow]) -> Result<Vec<Line>, ApiError> {
-    let ids: Vec<String> = rows.iter().map(|l| l.id.clone()).collect();
-    let mut steps: HashMap<String, Vec<conveyor_api::Step>> = HashMap::new();
-    for s in store::steps::with_cost_for(&mut *st.store.conn().await?, &ids).await? {
-        steps.entry(s.line_id.clone()).or_default().push(s.to_api());
-    }
-    let mut lines: Vec<Line> = rows
-        .iter()
-        .map(|l| l.to_api(steps.remove(&l.id).unwrap_or_default()))
-        .collect();
-    store::lines::with_aftermath(&mut *st.store.conn().await?, &mut lines).await?;
-    Ok(lines)
+    Ok(store::line_view::of_rows(&mut *st.store.conn().await?, rows).await?)
 }
 
 /// Anton accepts a line awaiting acceptance: its branch and worktree are removed.

@@ -5,7 +5,7 @@ use conveyor_api::{self as api, DeployOutcome};
 use sqlx::{Row, SqliteConnection};
 
 use super::names::{Stored, column};
-use super::rfc3339;
+use super::sql::rfc3339;
 use crate::Result;
 
 /// A deploy as stored.

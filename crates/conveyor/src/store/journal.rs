@@ -7,7 +7,7 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column_opt};
-use super::rfc3339;
+use super::sql::rfc3339;
 use crate::Result;
 
 #[derive(Debug, Clone)]

@@ -18,6 +18,7 @@ pub mod account;
 pub mod calibration;
 pub mod deploys;
 pub mod journal;
+pub mod line_view;
 pub mod lines;
 mod names;
 pub mod outbox;
@@ -25,7 +26,9 @@ pub mod projects;
 pub mod questions;
 pub mod rate_limits;
 pub mod runs;
+mod sql;
 pub mod steps;
+mod text;
 
 use std::path::Path;
 use std::str::FromStr;
@@ -40,19 +43,8 @@ use crate::Result;
 pub use lines::LineRow;
 pub use projects::ProjectRow;
 pub use questions::QuestionRow;
+pub use sql::{now_ms, rfc3339};
 pub use steps::{StepRow, StepWithCost};
-
-/// Milliseconds since the epoch, UTC.
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-/// RFC 3339 text of a time in milliseconds.
-pub fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
 
 /// A transaction over the store: pass `&mut *tx` to the table functions, then `commit`.
 pub type Tx = Transaction<'static, Sqlite>;
@@ -108,11 +100,6 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
-}
-
-/// Placeholders for an `IN (…)` list of `n` values.
-fn marks(n: usize) -> String {
-    vec!["?"; n].join(",")
 }
 
 /// A store in a temporary SQLite file, and rows to fill it, for unit tests.

@@ -6,7 +6,7 @@ use conveyor_api::{self as api, Channel, OutboxKind, OutboxState};
 use sqlx::{Row, SqliteConnection};
 
 use super::names::{Stored, column};
-use super::rfc3339;
+use super::sql::rfc3339;
 use crate::Result;
 
 /// An outbox row.

@@ -3,7 +3,7 @@
 use conveyor_api as api;
 use sqlx::{FromRow, SqliteConnection};
 
-use super::rfc3339;
+use super::sql::rfc3339;
 use crate::Result;
 
 #[derive(Debug, Clone, FromRow)]

@@ -3,7 +3,7 @@
 
 use sqlx::{FromRow, SqliteConnection};
 
-use super::now_ms;
+use super::sql::now_ms;
 use crate::Result;
 
 /// One reported event.
