@@ -1,4 +1,12 @@
+use std::path::Path;
+
+use conveyor_api::{PreflightItem, PreflightLevel as Level, PreflightScope as Scope};
+
+use super::item::{for_project, item};
 use super::*;
+use crate::config::RootMode;
+use crate::git;
+use crate::store::ProjectRow;
 
 /// A project that does not say where its tests live is warned, not blocked: the
 /// before-deploy check is off for it.
