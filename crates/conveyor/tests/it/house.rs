@@ -436,7 +436,7 @@ fn the_reader_sees_a_circle_and_a_door() {
 fn the_policy_core_pulls_in_no_runtime_database_server_git_or_http() {
     // `cargo tree` of the core's normal dependencies, as a reader would run it.
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", "conveyor-core", "-e", "normal"])
+        .args(["tree", "-p", "conveyor-core", "-e", "normal"])
         .args(["--prefix", "none", "--format", "{p}"])
         .current_dir(workspace())
         .output()
