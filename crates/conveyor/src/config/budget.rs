@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
-use super::Invalid;
+use super::invalid::Invalid;
 
 /// Budget pools, estimates and caps (`[budget]`). Every pool is optional: the rolling window
 /// (off with `window_secs = 0`), the weekly cap and the monthly credit (each on when its

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{NotYetRead, describe_toml_error};
+use super::invalid::{NotYetRead, describe_toml_error};
 use crate::Error;
 
 /// One machine-checkable criterion: a command and the exit code it must give.
