@@ -4,7 +4,7 @@
 use conveyor::budget::{Outcome, Run};
 use conveyor_api::{StepKind, StepSize};
 
-use super::{LINES, Line, MIN_MS, Step, Trace};
+use super::model::{LINES, Line, MIN_MS, Step, Trace};
 
 /// SplitMix64: small, seeded, good enough for synthetic traces.
 pub(super) struct Rng(pub(super) u64);

@@ -3,7 +3,7 @@
 
 use serde::Deserialize;
 
-use super::{NotYetRead, describe_toml_error};
+use super::invalid::{NotYetRead, describe_toml_error};
 use crate::Error;
 use conveyor_core::plan::Check;
 use conveyor_core::roles::Roles;
