@@ -1,7 +1,7 @@
 //! The report's table: its header, and one row per distribution and mode, averaged over the
 //! nights, with the nights on which the policy did less than first come, first served.
 
-use conveyor::config::BudgetConfig;
+use conveyor_core::budget::BudgetConfig;
 
 use super::account::Setup;
 use super::model::Trace;

@@ -2,8 +2,10 @@
 //! policy without packing, first come first served, or the oracle; what it did, spent and
 //! wasted, tallied.
 
-use conveyor::budget::{Class, Decision, Outcome, Policy, Reserve, Run, Snapshot, calibration};
-use conveyor::config::BudgetConfig;
+use conveyor_core::budget::BudgetConfig;
+use conveyor_core::budget::{
+    Class, Decision, Outcome, Policy, Reserve, Run, Snapshot, calibration,
+};
 
 use super::account::{Ledger, Setup};
 use super::model::{MIN_MS, Running, Step, Trace};
@@ -284,9 +286,9 @@ pub(super) fn simulate(
                 })
                 .collect(),
             // The CLI's `rate_limit_event`: the account's own utilisation of the window.
-            server: server.then(|| conveyor::budget::ServerView {
+            server: server.then(|| conveyor_core::budget::ServerView {
                 observed_ms: now * MIN_MS,
-                window: Some(conveyor::budget::ServerWindow {
+                window: Some(conveyor_core::budget::ServerWindow {
                     utilization: ledger.sum / real,
                     resets_at_ms: ledger.resets_at().map(|m| m * MIN_MS),
                 }),

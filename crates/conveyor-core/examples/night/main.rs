@@ -1,5 +1,5 @@
 //! The night simulator: seeded synthetic nights of lines and step costs replayed through the
-//! real budget policy (`conveyor::budget::Policy`, the code the daemon's scheduler calls) with
+//! real budget policy (`conveyor_core::budget::Policy`, the code the daemon's scheduler calls) with
 //! a virtual clock, against first-come-first-served admission, an oracle with perfect estimates
 //! and an upper bound on the offline optimum. `scripts/bench-budget.sh` runs it in release;
 //! `docs/benchmarks/budget.md` has the figures and what each column means.
@@ -22,7 +22,7 @@
 //!   what it has spent so far (and no cap): a feasible schedule, so a lower bound on the
 //!   optimum, as the printed bound is an upper one.
 //!
-//! Usage: `cargo run --release -p conveyor --example night -- [--seeds N] [--first-seed N]
+//! Usage: `cargo run --release -p conveyor-core --example night -- [--seeds N] [--first-seed N]
 //! [--hours H] [--server] [--block] [--live] [--sizes SIGMA] [--no-retry-floor]` (`--block`:
 //! the account's window is a fixed block that opens with the first spending and empties at its
 //! close, which the server's `resetsAt` reports, instead of a rolling one; `--live`: the running
@@ -47,7 +47,7 @@ mod synthetic;
 mod table;
 mod trace;
 
-use conveyor::config::{BudgetConfig, Threshold};
+use conveyor_core::budget::{BudgetConfig, Threshold};
 
 use account::Setup;
 use calibrate::calibration_table;

@@ -1,8 +1,8 @@
 //! The night as the simulator models it: lines of steps, each with its true cost and
 //! duration, the history of earlier nights, and the account's defaults.
 
-use conveyor::budget::{Reserve, Run};
 use conveyor_api::StepKind;
+use conveyor_core::budget::{Reserve, Run};
 
 pub(super) const MIN_MS: i64 = 60_000;
 pub(super) const SLOTS: usize = 3;

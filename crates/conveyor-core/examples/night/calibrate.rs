@@ -1,6 +1,6 @@
 //! `--calibrate`: nights whose real limit is off the configured threshold.
 
-use conveyor::config::{BudgetConfig, Threshold};
+use conveyor_core::budget::{BudgetConfig, Threshold};
 
 use super::account::Setup;
 use super::model::{SLOTS, THRESHOLD, Trace, WINDOW_MIN};
