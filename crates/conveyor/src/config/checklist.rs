@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::invalid::{NotYetRead, describe_toml_error};
-use crate::Error;
+use crate::error::Error;
 
 /// One machine-checkable criterion: a command and the exit code it must give.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, Deserialize)]

@@ -10,8 +10,8 @@ use serde::Deserialize;
 use super::budget::BudgetConfig;
 use super::invalid::{Invalid, NotYetRead};
 use super::notify::{self, CatcherConfig, PlanfixConfig, VaultConfig};
-use crate::Error;
 use crate::clock::Night;
+use crate::error::Error;
 
 /// How the agent gets past the CLI's refusal to bypass permissions as root.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

@@ -38,7 +38,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
-use crate::Result;
+use crate::error::Result;
 
 pub use lines::LineRow;
 pub use projects::ProjectRow;
@@ -59,7 +59,7 @@ impl Store {
     /// Opens (creating if missing) the database at `path` and applies the migrations.
     ///
     /// # Errors
-    /// [`crate::Error::Db`] or [`crate::Error::Migrate`].
+    /// [`crate::error::Error::Db`] or [`crate::error::Error::Migrate`].
     pub async fn open(path: &Path) -> Result<Store> {
         let opts = SqliteConnectOptions::from_str("sqlite://")?
             .filename(path)
