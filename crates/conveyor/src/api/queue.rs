@@ -158,7 +158,7 @@ async fn list(
     let shown = i64::try_from(rows.len()).unwrap_or(i64::MAX);
     let lines = for_api(&st, &rows).await?;
     let body = axum::body::Bytes::from(
-        serde_json::to_vec(&lines).map_err(|e| crate::Error::Internal(e.to_string()))?,
+        serde_json::to_vec(&lines).map_err(|e| crate::error::Error::Internal(e.to_string()))?,
     );
     lists.put(
         key,

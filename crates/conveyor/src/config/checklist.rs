@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::invalid::{NotYetRead, describe_toml_error};
-use crate::Error;
+use crate::error::Error;
 use conveyor_core::plan::Check;
 use conveyor_core::roles::Roles;
 

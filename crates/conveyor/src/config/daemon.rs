@@ -9,9 +9,10 @@ use serde::Deserialize;
 
 use super::invalid::{Invalid, NotYetRead};
 use super::notify::{self, CatcherConfig, PlanfixConfig, VaultConfig};
-use crate::Error;
 use crate::clock::Night;
 use conveyor_core::budget::BudgetConfig;
+
+use crate::error::Error;
 
 /// How the agent gets past the CLI's refusal to bypass permissions as root.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]

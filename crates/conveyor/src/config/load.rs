@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::daemon::Config;
 use super::invalid::describe_toml_error;
-use crate::Error;
+use crate::error::Error;
 
 impl Config {
     /// A config with defaults for everything but the data folder.

@@ -4,7 +4,7 @@
 use super::daemon::Config;
 use super::invalid::Invalid;
 use super::secret::{token_in, write_private};
-use crate::Error;
+use crate::error::Error;
 
 impl Config {
     /// The bearer token.

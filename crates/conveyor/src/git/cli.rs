@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::error::{Error, Result};
 use crate::exec::{self, Spec};
-use crate::{Error, Result};
 
 /// Identity for commits when the repository has none.
 #[derive(Debug, Clone)]

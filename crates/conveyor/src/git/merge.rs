@@ -9,8 +9,8 @@ use tokio_util::sync::CancellationToken;
 use super::cli::{Identity, git, git_err, git_raw, identity_args};
 use super::locks::Locks;
 use super::read::{branch_head, commits_not_in};
+use crate::error::{Error, Result};
 use crate::exec;
-use crate::{Error, Result};
 
 /// What a merge into main came to.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,10 +5,10 @@
 //!
 //! The git CLI calls take a cancellation token (a line's, or the daemon's `shutdown`): a stop
 //! ends a long or hung call (a merge whose hook hangs, a checkout through a slow filter) with
-//! [`crate::Error::GitCancelled`], by SIGTERM first so that git removes its lock files. What puts
-//! things back runs to its end instead, because a stop waits for that bookkeeping and half a
-//! rollback is worse than a late one: [`reset_to`], removing a scratch or half-made worktree,
-//! and moving main once the merged code is green.
+//! [`crate::error::Error::GitCancelled`], by SIGTERM first so that git removes its lock
+//! files. What puts things back runs to its end instead, because a stop waits for that
+//! bookkeeping and half a rollback is worse than a late one: [`reset_to`], removing a scratch
+//! or half-made worktree, and moving main once the merged code is green.
 
 mod cli;
 mod locks;

@@ -6,7 +6,7 @@ use std::path::Path;
 use tokio_util::sync::CancellationToken;
 
 use super::cli::git_err;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The commit `branch` points at in `repo` (git2).
 ///

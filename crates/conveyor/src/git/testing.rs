@@ -6,9 +6,9 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use super::{Identity, Locks, Regression, add_worktree, branch_head, git};
+use crate::error::{Error, Result};
 use crate::exec::testing::fifo;
 use crate::exec::{self, Spec};
-use crate::{Error, Result};
 
 /// `git` that is never cancelled.
 pub(crate) async fn run(dir: &Path, args: &[&str]) -> String {

@@ -5,7 +5,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::testing::*;
 use super::*;
-use crate::Error;
+use crate::error::Error;
 use crate::exec::testing::reached;
 
 #[tokio::test]

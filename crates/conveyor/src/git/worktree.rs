@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 use super::cli::{Identity, git, identity_args};
 use super::locks::Locks;
 use super::read::branch_exists;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// Creates branch `branch` at `base` and a worktree for it at `path` (idempotent: an existing
 /// worktree at `path` is kept).

@@ -34,7 +34,7 @@ pub fn token_origin(config: &Path, token_given: bool, token_file: Option<&Path>)
     if let Some(f) = token_file {
         return format!("the token file {}", f.display());
     }
-    match crate::Config::load(config) {
+    match crate::config::Config::load(config) {
         Ok(cfg) if cfg.token.is_some() => format!("the `token` in {}", config.display()),
         Ok(cfg) => match cfg.token_file {
             Some(f) => format!(

@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
 use crate::config::{Config, RootMode};
+use crate::error::Result;
 use crate::exec::{self, AgentUser, Spec};
 use crate::store::Store;
 

@@ -7,8 +7,8 @@ use std::path::Path;
 use conveyor_api::{PreflightCode as Code, PreflightItem, PreflightLevel as Level};
 
 use super::item::{item, ok};
-use crate::Result;
 use crate::config::{Config, RootMode};
+use crate::error::Result;
 use crate::exec;
 
 /// Free space below which new worktrees may fail: blocking.

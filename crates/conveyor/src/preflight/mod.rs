@@ -24,7 +24,7 @@ pub use report::{Report, render};
 
 use conveyor_api::PreflightCode as Code;
 
-use crate::Result;
+use crate::error::Result;
 use crate::exec::{self, Spec};
 use crate::store::{self, now_ms};
 use context::{AGENT_TIMEOUT, agent};

@@ -8,8 +8,8 @@ use conveyor_api::{PreflightCode as Code, PreflightItem, PreflightLevel as Level
 
 use super::context::Context;
 use super::item::{for_project, item, ok};
-use crate::Result;
 use crate::config::Checklist;
+use crate::error::Result;
 use crate::exec::{self, Spec};
 use crate::git;
 use crate::store::ProjectRow;

@@ -31,7 +31,7 @@ fn out(code: Option<i32>, stdout: &str) -> Result<exec::Output> {
 }
 
 fn spawn_error() -> Result<exec::Output> {
-    Err(crate::Error::Spawn {
+    Err(crate::error::Error::Spawn {
         program: "claude".into(),
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
     })

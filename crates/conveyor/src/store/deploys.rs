@@ -6,7 +6,7 @@ use sqlx::{Row, SqliteConnection};
 
 use super::names::{Stored, column};
 use super::sql::rfc3339;
-use crate::Result;
+use crate::error::Result;
 
 /// A deploy as stored.
 #[derive(Debug, Clone)]

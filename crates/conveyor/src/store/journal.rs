@@ -8,7 +8,7 @@ use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column_opt};
 use super::sql::rfc3339;
-use crate::Result;
+use crate::error::Result;
 
 #[derive(Debug, Clone)]
 pub struct JournalRow {

@@ -10,7 +10,7 @@ use sqlx::SqliteConnection;
 use super::lines::{self, LineRow};
 use super::steps::{self, StepWithCost};
 use super::{deploys, runs};
-use crate::Result;
+use crate::error::Result;
 
 /// One line as the API shows it; `None` when there is no such line.
 ///

@@ -10,7 +10,7 @@ use sqlx::{FromRow, Row, SqliteConnection};
 use super::names::{Stored, column, column_opt};
 use super::sql::{marks, now_ms, rfc3339};
 use super::text::normalise;
-use crate::Result;
+use crate::error::Result;
 
 #[derive(Debug, Clone)]
 pub struct LineRow {

@@ -13,6 +13,15 @@
 //! Migrations are embedded; the database runs in WAL mode with foreign keys on. States, kinds
 //! and outcomes are stored by their wire names and read back through [`names`]: a value no
 //! variant carries is an error naming the column, never a silent default.
+//!
+//! The files stand in layers, and a file imports only those below it. At the bottom what
+//! every table shares: [`names`], `sql` (times, an `IN` list's placeholders) and `text` (what
+//! counts as the same title or question). Then the tables. A change that spans tables lives
+//! with the table that drives it and calls down, never back up: a step done (`steps`) writes
+//! its run, its line's checkpoint and the answers it carried; a run (`runs`) its line's
+//! session; a raised level (`lines`) its note in the journal; a question (`questions`) its
+//! journal entry. What reads several tables for a caller stands above them all: a line as the
+//! API shows it, [`line_view`].
 
 pub mod account;
 pub mod calibration;
@@ -38,7 +47,7 @@ use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
-use crate::Result;
+use crate::error::Result;
 
 pub use lines::LineRow;
 pub use projects::ProjectRow;
@@ -59,7 +68,7 @@ impl Store {
     /// Opens (creating if missing) the database at `path` and applies the migrations.
     ///
     /// # Errors
-    /// [`crate::Error::Db`] or [`crate::Error::Migrate`].
+    /// [`crate::error::Error::Db`] or [`crate::error::Error::Migrate`].
     pub async fn open(path: &Path) -> Result<Store> {
         let opts = SqliteConnectOptions::from_str("sqlite://")?
             .filename(path)

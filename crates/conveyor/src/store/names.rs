@@ -212,7 +212,7 @@ mod tests {
     #[test]
     fn an_unknown_name_is_an_error_that_names_the_column_and_value() {
         let e = parse::<LineState>("state", "exploded").unwrap_err();
-        let text = crate::Error::from(e).to_string();
+        let text = crate::error::Error::from(e).to_string();
         assert!(text.contains("state"), "{text}");
         assert!(text.contains("unknown line state \"exploded\""), "{text}");
     }

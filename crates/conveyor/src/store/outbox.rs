@@ -7,7 +7,7 @@ use sqlx::{Row, SqliteConnection};
 
 use super::names::{Stored, column};
 use super::sql::rfc3339;
-use crate::Result;
+use crate::error::Result;
 
 /// An outbox row.
 #[derive(Debug, Clone, PartialEq)]

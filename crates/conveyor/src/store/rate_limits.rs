@@ -4,7 +4,7 @@
 use sqlx::{FromRow, SqliteConnection};
 
 use super::sql::now_ms;
-use crate::Result;
+use crate::error::Result;
 
 /// One reported event.
 #[derive(Debug, Clone, FromRow)]

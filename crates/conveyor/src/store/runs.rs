@@ -7,7 +7,7 @@ use sqlx::{Connection, FromRow, Row, SqliteConnection};
 use super::lines;
 use super::names::{Stored, column, column_opt};
 use super::sql::{marks, now_ms, rfc3339};
-use crate::Result;
+use crate::error::Result;
 
 /// Whether a run (of `runs`) is in its line's session: its step has no session of its own, as
 /// a judge's and a checking role's have (`steps.session_id`, set before their runs start).

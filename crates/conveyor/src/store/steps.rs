@@ -8,8 +8,8 @@ use sqlx::{Connection, FromRow, Row, SqliteConnection};
 use super::names::{Stored, column, column_opt};
 use super::sql::{marks, now_ms};
 use super::{lines, questions, runs};
-use crate::Result;
 use crate::config::Check;
+use crate::error::Result;
 
 #[derive(Debug, Clone)]
 pub struct StepRow {

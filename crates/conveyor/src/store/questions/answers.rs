@@ -5,7 +5,7 @@
 use sqlx::SqliteConnection;
 
 use super::row::{CHANGEABLE, QuestionRow, SELECT};
-use crate::Result;
+use crate::error::Result;
 
 /// Records Anton's answer (to be delivered by the line's `answer` step), the status before it
 /// kept to return to; `false` when the question is answered already and its answer can no

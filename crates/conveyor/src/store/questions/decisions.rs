@@ -5,7 +5,7 @@ use conveyor_api as api;
 use sqlx::{Row, SqliteConnection};
 
 use super::row::OPEN_LINE;
-use crate::Result;
+use crate::error::Result;
 use crate::store::names::column;
 use crate::store::sql::rfc3339;
 

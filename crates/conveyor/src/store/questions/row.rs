@@ -5,7 +5,7 @@ use conveyor_api::{self as api, DecisionSource, QuestionKind, QuestionStatus};
 use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
-use crate::Result;
+use crate::error::Result;
 use crate::store::journal::Said;
 use crate::store::names::{Stored, column, column_opt};
 use crate::store::sql::rfc3339;

@@ -5,7 +5,7 @@
 use conveyor_api::{self as api, DecisionSource, QuestionKind, QuestionStatus};
 use sqlx::SqliteConnection;
 
-use crate::Result;
+use crate::error::Result;
 use crate::store::journal;
 use crate::store::names::Stored;
 
