@@ -14,7 +14,7 @@ use conveyor_api::{LineState, ReasonCode, StepState};
 
 use crate::state::Shared;
 use crate::store;
-use crate::{Result, exec, git, line};
+use crate::{error::Result, exec, git, line};
 
 /// Why an interrupted step's next attempt starts from the checkpoint (told to the agent).
 pub const INTERRUPTED: &str = "the daemon stopped while the step ran or while its result was checked; the worktree was reset to the last checkpoint";
