@@ -9,8 +9,8 @@ use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column, column_opt};
 use super::sql::{marks, now_ms, rfc3339};
-use super::text::normalise;
 use crate::error::Result;
+use conveyor_core::text::normalise;
 
 #[derive(Debug, Clone)]
 pub struct LineRow {

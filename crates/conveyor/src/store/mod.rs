@@ -15,8 +15,8 @@
 //! variant carries is an error naming the column, never a silent default.
 //!
 //! The files stand in layers, and a file imports only those below it. At the bottom what
-//! every table shares: [`names`], `sql` (times, an `IN` list's placeholders) and `text` (what
-//! counts as the same title or question). Then the tables. A change that spans tables lives
+//! every table shares: [`names`] and `sql` (times, an `IN` list's placeholders); what counts as
+//! the same title or question is `conveyor_core::text`. Then the tables. A change that spans tables lives
 //! with the table that drives it and calls down, never back up: a step done (`steps`) writes
 //! its run, its line's checkpoint and the answers it carried; a run (`runs`) its line's
 //! session; a raised level (`lines`) its note in the journal; a question (`questions`) its
@@ -37,7 +37,6 @@ pub mod rate_limits;
 pub mod runs;
 mod sql;
 pub mod steps;
-mod text;
 
 use std::path::Path;
 use std::str::FromStr;

@@ -9,7 +9,7 @@ use crate::error::Result;
 use crate::store::journal::Said;
 use crate::store::names::{Stored, column, column_opt};
 use crate::store::sql::rfc3339;
-use crate::store::text::normalise;
+use conveyor_core::text::normalise;
 
 /// A question with its journal entry and its line's project.
 #[derive(Debug, Clone)]

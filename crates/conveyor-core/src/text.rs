@@ -1,6 +1,6 @@
-//! Text as the store compares it for duplicates: a new line's title against the open lines'
-//! of its project, a question against the questions already asked. Below both tables' files,
-//! which compare the same way.
+//! Text as conveyor compares it for exact duplicates: a new line's title against the open
+//! lines' of its project, a journal entry against the questions already asked (the judge's
+//! duplicate rule, [`crate::judge::rules`]). The store keeps each row's text in this form.
 
 /// Text as compared for exact duplicates: lower case, runs of blanks as one space, without
 /// the closing `?`, `.` or `!`.
