@@ -13,11 +13,10 @@ use std::sync::Arc;
 
 use conveyor_api::{Calibration, PoolKind, RunningStep};
 
-pub use conveyor_core::budget::{
-    Admitted, Class, Decision, Estimate, History, Outcome, Policy, Pool, Reserve, Run,
-    SIZE_MIN_SAMPLES, ServerView, ServerWindow, Snapshot, calibration, quantile,
+pub use conveyor_core::budget::{Admitted, Class, Decision};
+use conveyor_core::budget::{
+    DAY_MS, HOUR_MS, Outcome, Policy, Reserve, Run, ServerView, ServerWindow, Snapshot, calibration,
 };
-use conveyor_core::budget::{DAY_MS, HOUR_MS};
 pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
 pub use report::render;
 

@@ -18,16 +18,12 @@ pub(crate) async fn questions(
     line_id: &str,
 ) -> Result<conveyor_core::line::Questions> {
     use QuestionStatus::{Rework, Unvalidated, Validated};
+    let n = questions::counts_of_line(c, line_id, &[Unvalidated, Validated, Rework]).await?;
+    let (unvalidated, waiting, rework) = (i64::from(n[0]), i64::from(n[1]), i64::from(n[2]));
     Ok(conveyor_core::line::Questions {
-        unvalidated: questions::count_of_line(c, line_id, &[Unvalidated])
-            .await?
-            .into(),
-        waiting: questions::count_of_line(c, line_id, &[Validated])
-            .await?
-            .into(),
-        judging: questions::count_of_line(c, line_id, &[Unvalidated, Rework])
-            .await?
-            .into(),
+        unvalidated,
+        waiting,
+        judging: unvalidated + rework,
     })
 }
 

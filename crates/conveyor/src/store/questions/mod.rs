@@ -14,7 +14,7 @@ mod verdict;
 pub use answers::{answer, answered_with, mark_delivered, take_back, undelivered_answers};
 pub use decisions::decisions;
 pub use row::{
-    QuestionRow, count, count_of_line, count_since, duplicates_of, for_review, get, of_line,
+    QuestionRow, count, count_since, counts_of_line, duplicates_of, for_review, get, of_line,
     open_validated_of_project,
 };
 pub use verdict::{

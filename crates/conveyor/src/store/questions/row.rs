@@ -150,24 +150,34 @@ pub async fn of_line(
     .await?)
 }
 
-/// How many of the line's questions are in one of `statuses` (a count for the scheduler's
-/// every pass, not the rows).
+/// How many of the line's questions are in each of `statuses`, in their order: one query for
+/// the scheduler's every pass.
 ///
 /// # Errors
 /// Database errors.
-pub async fn count_of_line(
+pub async fn counts_of_line(
     c: &mut SqliteConnection,
     line_id: &str,
     statuses: &[QuestionStatus],
-) -> Result<u32> {
-    let n: i64 = sqlx::query_scalar(&format!(
-        "SELECT COUNT(*) FROM questions WHERE line_id = ? AND status IN ({})",
-        in_list(statuses)
-    ))
-    .bind(line_id)
-    .fetch_one(&mut *c)
-    .await?;
-    Ok(u32::try_from(n).unwrap_or(u32::MAX))
+) -> Result<Vec<u32>> {
+    if statuses.is_empty() {
+        return Ok(Vec::new());
+    }
+    let sums = statuses
+        .iter()
+        .map(|s| format!("COALESCE(SUM(status = '{}'), 0)", s.name()))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let row = sqlx::query(&format!("SELECT {sums} FROM questions WHERE line_id = ?"))
+        .bind(line_id)
+        .fetch_one(&mut *c)
+        .await?;
+    (0..statuses.len())
+        .map(|i| {
+            let n: i64 = sqlx::Row::try_get(&row, i)?;
+            Ok(u32::try_from(n).unwrap_or(u32::MAX))
+        })
+        .collect()
 }
 
 /// The project's open validated questions (not answered; lines not finished), oldest first.
