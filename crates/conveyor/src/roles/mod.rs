@@ -8,8 +8,8 @@ pub mod prompt;
 pub mod work;
 
 pub use conveyor_core::roles::{
-    AUTHORS, CHECKERS, Role, Roles, Seen, chain, first_match, forced_full, missing, raises, rank,
-    rework_task, title, verdict,
+    CHECKERS, Role, Seen, chain, first_match, forced_full, missing, rank, rework_task, title,
+    verdict,
 };
 
 use std::path::Path;
