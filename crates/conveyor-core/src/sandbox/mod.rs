@@ -1,0 +1,13 @@
+//! The rules of the sandbox every agent run lives in (DESIGN.md, "Containment: what an agent
+//! can reach"). The daemon builds the sandbox and runs the proxy; this folder decides:
+//!
+//! - [`net`]: which hosts and ports a run may connect to ([`Egress`], [`admit`]), and the text
+//!   a refusal carries;
+//! - [`head`]: how the proxy reads a request's head to learn where it goes, and how it
+//!   rewrites the heads it passes on.
+
+pub mod head;
+pub mod net;
+
+pub use head::{HeadError, RequestHead, ResponseHead};
+pub use net::{Admission, Egress, EgressError, Host, Refused, Target, admit, is_local};
