@@ -2,7 +2,7 @@
 //! daemon's budget looks like. `conveyord check`: its preflight. `conveyord lines` and
 //! `conveyord line add | priority | cancel`: the queue. Every subcommand but `serve` is a
 //! client of a running daemon's API, except `hook`, which the agent CLI runs as a judge's
-//! hooks.
+//! hooks, and `bridge`, the network's way out of an agent's sandbox.
 
 mod cli;
 
@@ -57,6 +57,27 @@ enum Cmd {
         json: bool,
         #[command(flatten)]
         connect: Connect,
+    },
+    /// Inside an agent's sandbox: listen on loopback and pipe each connection to the daemon's
+    /// Unix socket (the run's proxy), then run the command after `--` and exit with its code.
+    /// Without a command, serve until killed. Prints nothing.
+    #[command(hide = true)]
+    Bridge {
+        /// Where the sandbox's proxy variables point (`127.0.0.1:3128`).
+        #[arg(long, requires = "socket")]
+        listen: Option<std::net::SocketAddr>,
+        /// The run's proxy socket, bound into the sandbox.
+        #[arg(long, requires = "listen")]
+        socket: Option<PathBuf>,
+        /// A loopback API base URL's address (`127.0.0.1:<port>`), reached without the proxy.
+        #[arg(long, requires = "forward_socket")]
+        forward: Option<std::net::SocketAddr>,
+        /// The run's API forward socket, bound into the sandbox.
+        #[arg(long, requires = "forward")]
+        forward_socket: Option<PathBuf>,
+        /// The command to run once the bridge listens (the agent).
+        #[arg(last = true)]
+        command: Vec<std::ffi::OsString>,
     },
     /// The hooks of a judge's or a checking role's run, run by the agent CLI (not for people).
     #[command(subcommand, hide = true)]
@@ -135,6 +156,28 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(if blocking { 2 } else { 0 });
         }
         Cmd::Hook(h) => return hook(h),
+        Cmd::Bridge {
+            listen,
+            socket,
+            forward,
+            forward_socket,
+            command,
+        } => {
+            let pipes = [(listen, socket), (forward, forward_socket)]
+                .into_iter()
+                .filter_map(|(listen, socket)| {
+                    Some(conveyor::sandbox::bridge::Pipe {
+                        listen: listen?,
+                        socket: socket?,
+                    })
+                })
+                .collect::<Vec<_>>();
+            anyhow::ensure!(
+                !pipes.is_empty(),
+                "give --listen and --socket, or --forward and --forward-socket"
+            );
+            return bridge(&pipes, &command);
+        }
         Cmd::Lines {
             state,
             project,
@@ -246,6 +289,22 @@ fn check(c: &Connect) -> anyhow::Result<bool> {
         .with_context(|| format!("GET {url}/api/preflight"))?;
     print(&conveyor::preflight::render(&report))?;
     Ok(report.blocking)
+}
+
+/// `conveyord bridge`: listens, then runs the command and exits with its code (or serves on).
+fn bridge(
+    pipes: &[conveyor::sandbox::bridge::Pipe],
+    command: &[std::ffi::OsString],
+) -> anyhow::Result<()> {
+    use conveyor::sandbox::bridge;
+    bridge::Bridge::bind(pipes).context("listening")?.start();
+    if command.is_empty() {
+        loop {
+            std::thread::park();
+        }
+    }
+    let code = bridge::run(command).context("running the command")?;
+    std::process::exit(code);
 }
 
 /// `conveyord hook …`: reads the hook's input on stdin, answers on stdout, exits 0.
