@@ -17,6 +17,7 @@ mod layout;
 mod line_e2e;
 mod mcp;
 mod roles;
+mod sandbox_net;
 mod storm;
 mod support;
 mod usage_limit;
