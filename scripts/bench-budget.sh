@@ -6,4 +6,4 @@
 #   scripts/bench-budget.sh --trace docs/traces/example-night.csv --slots 2 --threshold 10 --window-min 60 --hours 4
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo run --quiet --release -p conveyor --example night -- "$@"
+cargo run --quiet --release -p conveyor-core --example night -- "$@"

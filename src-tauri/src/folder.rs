@@ -187,7 +187,7 @@ pub fn refresh(
     paths: &[PathBuf],
 ) -> u32 {
     let listings = {
-        let mut index = crate::state::lock(index);
+        let mut index = crate::sync::lock(index);
         if !index.refresh_paths(paths).changed() {
             return u32::try_from(index.len()).unwrap_or(u32::MAX);
         }
@@ -292,7 +292,7 @@ mod tests {
             .map(|e| e.name)
             .collect();
         assert_eq!(names, ["new.txt", "old.txt"]);
-        let stats = crate::state::lock(&index).stats();
+        let stats = crate::sync::lock(&index).stats();
         assert_eq!(
             stats.walks, 1,
             "the watcher walked the folder again: {stats:?}"

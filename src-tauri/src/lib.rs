@@ -11,6 +11,7 @@ pub mod folder;
 pub mod history;
 pub mod settings;
 pub mod state;
+pub mod sync;
 
 #[cfg(test)]
 mod bindings;

@@ -9,6 +9,7 @@ use deepwork::{Cancel, Index, Sandbox};
 use crate::error::{AppError, ErrorCode};
 use crate::folder::FolderIndex;
 use crate::history::History;
+use crate::sync::lock;
 
 /// Where the app's files live.
 #[derive(Debug, Clone)]
@@ -63,9 +64,4 @@ impl AppState {
             .clone()
             .ok_or_else(|| AppError::new(ErrorCode::NoFolder, "no folder is open"))
     }
-}
-
-/// Locks a mutex; a panic elsewhere does not make the state unusable.
-pub fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }

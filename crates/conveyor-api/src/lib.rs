@@ -8,15 +8,9 @@
 #[cfg(feature = "client")]
 mod client;
 mod types;
+mod typescript;
 
 #[cfg(feature = "client")]
 pub use client::{Client, ClientError, EventStream, LinesPage};
 pub use types::*;
-
-/// The whole generated TypeScript file: every wire type, in dependency order.
-///
-/// `cargo test -p conveyor-api` compares it with the committed `bindings/conveyor.ts`; run with
-/// `UPDATE_BINDINGS=1` to rewrite the file.
-pub fn typescript() -> String {
-    types::typescript()
-}
+pub use typescript::typescript;

@@ -8,7 +8,8 @@
 //!   what a judge's verdict may say;
 //! - [`guard`]: what a shell command or a write does, and whether an agent may do it alone;
 //! - [`line`]: what a line needs next;
-//! - [`night`]: the hours in which nothing is sent to Anton;
+//! - [`night`]: the hours in which nothing is sent to Anton; [`text`]: text as compared for
+//!   duplicates;
 //! - [`sandbox`]: where an agent's run may connect, and how the daemon's proxy reads the
 //!   requests it is asked to pass.
 //!
@@ -24,3 +25,4 @@ pub mod night;
 pub mod plan;
 pub mod roles;
 pub mod sandbox;
+pub mod text;

@@ -13,7 +13,11 @@ use tokio_util::sync::CancellationToken;
 use crate::config::{Config, RootMode};
 use crate::state::Shared;
 use crate::store::Store;
-use crate::{Error, Result, api, recovery, scheduler};
+use crate::{
+    api,
+    error::{Error, Result},
+    recovery, scheduler,
+};
 
 /// A running daemon.
 #[derive(Debug)]

@@ -14,7 +14,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, Command};
 use tokio_util::sync::CancellationToken;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// What to run.
 #[derive(Debug, Clone)]

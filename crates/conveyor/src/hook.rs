@@ -14,7 +14,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::config::Check;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// The files of one run's hook.
 #[derive(Debug, Clone)]

@@ -7,9 +7,9 @@
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use crate::error::{Error, Result};
 use crate::store::journal::{At, NewEntry};
 use crate::store::{self, Store, now_ms};
-use crate::{Error, Result};
 use conveyor_api::{JournalKind, QuestionKind};
 use serde::Deserialize;
 

@@ -7,15 +7,15 @@ pub use conveyor_core::plan::{Check, MAX_STEPS, NODE_CHECK, PlannedStep, parse};
 /// `$CONVEYOR_PLAN`.
 ///
 /// # Errors
-/// [`crate::Error::Io`].
-pub fn hook_check(dir: &std::path::Path) -> crate::Result<Check> {
-    std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+/// [`crate::error::Error::Io`].
+pub fn hook_check(dir: &std::path::Path) -> crate::error::Result<Check> {
+    std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
     let script = dir.join("check-plan.cjs");
     std::fs::write(
         &script,
         NODE_CHECK.replace("__MAX_STEPS__", &MAX_STEPS.to_string()),
     )
-    .map_err(|e| crate::Error::io(&script, e))?;
+    .map_err(|e| crate::error::Error::io(&script, e))?;
     let quoted = format!("'{}'", script.to_string_lossy().replace('\'', "'\\''"));
     Ok(Check {
         cmd: format!("node {quoted} \"$CONVEYOR_PLAN\""),

@@ -14,7 +14,7 @@ use conveyor_api::{LineState, ReasonCode, StepState};
 
 use crate::state::Shared;
 use crate::store;
-use crate::{Result, exec, git, line};
+use crate::{error::Result, exec, git, line};
 
 /// Why an interrupted step's next attempt starts from the checkpoint (told to the agent).
 pub const INTERRUPTED: &str = "the daemon stopped while the step ran or while its result was checked; the worktree was reset to the last checkpoint";
@@ -170,10 +170,12 @@ mod tests {
         std::fs::write(wt.join("junk.txt"), "junk\n").unwrap();
         let mut check = exec::Spec::shell("sleep 60", &wt);
         check.env.extend(sh.command_env(&line));
-        let mut child = check.spawn().unwrap();
         let marker = sh.marker();
         drop(sh);
         d.stop().await;
+        // Started once the daemon is down, as a check it left behind: a daemon still running
+        // could act on the line (its scheduler sees a running line) and kill it first.
+        let mut child = check.spawn().unwrap();
         assert_eq!(
             exec::groups_with_env(exec::DAEMON_MARKER, &marker),
             vec![child.id().unwrap()]

@@ -11,8 +11,8 @@ use std::time::Duration;
 use conveyor_api::{LineState, ReasonCode};
 use tokio::task::JoinSet;
 
-use crate::Result;
 use crate::budget::{self, Admitted, Decision};
+use crate::error::Result;
 use crate::line::{self, ACTIVE, Action, HOLDING};
 use crate::state::Shared;
 use crate::store::{self, LineRow, now_ms, rfc3339};

@@ -12,10 +12,10 @@ use conveyor_api::{EventKind, LineState, ReasonCode, StepState};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
 use crate::budget::Budget;
 use crate::clock::{Clock, SystemClock};
 use crate::config::{Config, RootMode};
+use crate::error::Result;
 use crate::events::{EventBody, Events};
 use crate::git::{Identity, Locks};
 use crate::preflight::Report;

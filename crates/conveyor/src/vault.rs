@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use conveyor_api::{LineState, ReasonCode, StepKind};
 
-use crate::Result;
+use crate::error::Result;
 use crate::exec::{self, Spec};
 use crate::state::Shared;
 use crate::store;

@@ -10,7 +10,8 @@ use ts_rs::TS;
 
 use crate::error::{AppError, ErrorCode};
 use crate::folder::{self, FolderIndex, TreeEntry};
-use crate::state::{AppState, OpenFolder, lock};
+use crate::state::{AppState, OpenFolder};
+use crate::sync::lock;
 
 /// An opened folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, TS)]

@@ -14,7 +14,8 @@ use crate::diff::{self, DiffHunk};
 use crate::error::{AppError, ErrorCode};
 use crate::history::{History, RunSummary, StoredRun, WriteRecord, fingerprint};
 use crate::settings;
-use crate::state::{AppState, OpenFolder, lock};
+use crate::state::{AppState, OpenFolder};
+use crate::sync::lock;
 
 /// What the page asks.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, TS)]

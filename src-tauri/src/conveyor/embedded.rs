@@ -4,7 +4,7 @@
 
 use anyhow::Context as _;
 
-use super::ConveyorPaths;
+use super::saved::ConveyorPaths;
 
 /// The embedded daemon's config: the optional file's keys over the app's defaults.
 ///

@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::conveyor::TokenStore;
+use super::types::TokenStore;
 use crate::error::{AppError, ErrorCode};
 
 const SERVICE: &str = "dev.pult.app.conveyor";

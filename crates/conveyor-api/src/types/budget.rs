@@ -6,7 +6,7 @@ use ts_rs::TS;
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
-use super::StepKind;
+use super::step::StepKind;
 
 wire! {
     /// `GET /api/budget`.

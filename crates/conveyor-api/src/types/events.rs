@@ -6,7 +6,9 @@ use ts_rs::TS;
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
-use super::{LineState, QuestionStatus, StepState};
+use super::line::LineState;
+use super::review::QuestionStatus;
+use super::step::StepState;
 
 named! {
     /// What an event is about.
@@ -139,5 +141,75 @@ impl<'de> Deserialize<'de> for Event {
             detail: e.detail,
             at: e.at,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn event_kinds_are_named_as_serde_names_them() {
+        for kind in EventKind::ALL {
+            assert_eq!(serde_json::to_value(kind).unwrap(), json!(kind.as_str()));
+        }
+    }
+
+    fn event(kind: EventKind, state: Option<EventState>) -> Event {
+        Event {
+            seq: 7,
+            kind,
+            line_id: Some("l1".into()),
+            project_id: None,
+            step_n: Some(2),
+            state,
+            detail: Some("d".into()),
+            at: "2026-01-01T00:00:00Z".into(),
+        }
+    }
+
+    /// An event's state is the bare name on the wire, and is read back by the event's kind
+    /// (a line and a step are both `running`).
+    #[test]
+    fn event_states_are_bare_names_read_by_the_event_kind() {
+        let e = event(EventKind::Step, Some(StepState::Running.into()));
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"seq":7,"kind":"step","line_id":"l1","project_id":null,"step_n":2,"state":"running","detail":"d","at":"2026-01-01T00:00:00Z"}"#
+        );
+        for e in [
+            e,
+            event(EventKind::Line, Some(LineState::Running.into())),
+            event(EventKind::Line, Some(LineState::Cancelled.into())),
+            event(EventKind::Step, Some(StepState::Cancelled.into())),
+            event(EventKind::Line, Some(LineState::AwaitingAcceptance.into())),
+            event(EventKind::Question, Some(QuestionStatus::Answered.into())),
+            event(EventKind::Question, None),
+            event(EventKind::Budget, None),
+        ] {
+            let text = serde_json::to_string(&e).unwrap();
+            assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), e, "{text}");
+        }
+        for state in LineState::ALL {
+            let e = event(EventKind::Line, Some(state.into()));
+            assert_eq!(
+                serde_json::to_value(&e).unwrap()["state"],
+                json!(state.as_str())
+            );
+        }
+        // A state the kind does not have is a decoding error, not a guess.
+        let mut v = serde_json::to_value(event(EventKind::Step, None)).unwrap();
+        v["state"] = json!("awaiting_acceptance");
+        assert!(serde_json::from_value::<Event>(v).is_err());
+        // Absent optional fields read as null, as with the derived decoder.
+        let e: Event = serde_json::from_value(json!({
+            "seq": 1, "kind": "line", "state": "queued", "at": "t"
+        }))
+        .unwrap();
+        assert_eq!(
+            (e.state, e.line_id),
+            (Some(EventState::Line(LineState::Queued)), None)
+        );
     }
 }

@@ -216,3 +216,41 @@ wire! {
         pub decided: Vec<Decision>,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_answer_is_exactly_one_of_an_option_and_a_text() {
+        let option: Answer = serde_json::from_value(json!({"option": "pg"})).unwrap();
+        assert_eq!(
+            option,
+            Answer::Option(AnswerOption {
+                option: "pg".into()
+            })
+        );
+        let text: Answer = serde_json::from_value(json!({"text": "later"})).unwrap();
+        assert_eq!(
+            text,
+            Answer::Text(AnswerText {
+                text: "later".into()
+            })
+        );
+        for refused in [
+            json!({}),
+            json!({"option": "a", "text": "b"}),
+            json!({"option": 1}),
+        ] {
+            assert!(
+                serde_json::from_value::<Answer>(refused.clone()).is_err(),
+                "{refused}"
+            );
+        }
+        assert_eq!(
+            serde_json::to_value(&option).unwrap(),
+            json!({"option": "pg"})
+        );
+    }
+}

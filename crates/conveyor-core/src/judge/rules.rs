@@ -10,7 +10,7 @@ pub const MAX_REWORKS: i64 = 2;
 /// An unvalidated entry as the rules see it.
 #[derive(Debug, Clone)]
 pub struct Entry<'a> {
-    /// Normalised text (the daemon's `store::questions::normalise`).
+    /// Normalised text ([`crate::text::normalise`]).
     pub text: &'a str,
     pub created_at: i64,
     pub reversible: Option<bool>,

@@ -7,7 +7,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use conveyor_api::{Budget, BudgetPool, KindStats, Misses, PoolKind, RateLimit, StepKind};
 
-use super::{ApiError, ApiState, AppState};
+use super::error::ApiError;
+use super::state::{ApiState, AppState};
 use crate::store::runs::RunOutcome;
 use crate::store::{self, now_ms, rfc3339};
 

@@ -45,8 +45,8 @@ impl ApiError {
     }
 }
 
-impl From<crate::Error> for ApiError {
-    fn from(e: crate::Error) -> ApiError {
+impl From<crate::error::Error> for ApiError {
+    fn from(e: crate::error::Error) -> ApiError {
         tracing::error!(error = %e, "request failed");
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -58,7 +58,7 @@ impl From<crate::Error> for ApiError {
 
 impl From<sqlx::Error> for ApiError {
     fn from(e: sqlx::Error) -> ApiError {
-        crate::Error::from(e).into()
+        crate::error::Error::from(e).into()
     }
 }
 

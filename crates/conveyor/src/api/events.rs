@@ -11,7 +11,7 @@ use futures_util::Stream;
 use futures_util::StreamExt;
 use tokio_stream::wrappers::BroadcastStream;
 
-use super::{ApiState, AppState};
+use super::state::{ApiState, AppState};
 
 pub fn router() -> Router<ApiState> {
     Router::new().route("/api/events", get(events))

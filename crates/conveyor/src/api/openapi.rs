@@ -12,7 +12,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityRequirement
 use utoipa::openapi::{ContentBuilder, OpenApi as Doc, Ref, RefOr, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use super::ApiState;
+use super::state::ApiState;
 
 /// The routes anyone may call; every other needs the bearer token. The document is public: it
 /// is the same for every daemon and holds no data, and a client (or a fuzzer) reads it before
@@ -29,16 +29,16 @@ const BEARER: &str = "bearer";
         description = "The conveyor daemon's API. Every route but /api/health and /api/openapi.json needs `Authorization: Bearer <token>`. Errors are `{code, message}`: branch on `code` (see ErrorCode), show `message`."
     ),
     paths(
-        super::health,
+        super::health::health,
         openapi_json,
         super::projects::list,
         super::projects::create,
-        super::lines::list,
-        super::lines::create,
+        super::queue::list,
+        super::queue::create,
         super::lines::one,
         super::lines::diff,
         super::lines::patch,
-        super::lines::reorder,
+        super::queue::reorder,
         super::lines::accept,
         super::lines::remarks,
         super::lines::cancel,

@@ -6,7 +6,8 @@ use axum::routing::{get, post};
 use axum::{Json, Router};
 use conveyor_api::{ApiErrorBody, ChannelStatus, ErrorCode, Outbox, OutboxItem};
 
-use super::{ApiError, ApiState, AppState};
+use super::error::ApiError;
+use super::state::{ApiState, AppState};
 use crate::store::outbox;
 use crate::tell::{self, text};
 

@@ -5,7 +5,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use conveyor_api::Preflight;
 
-use super::{ApiError, ApiState, AppState};
+use super::error::ApiError;
+use super::state::{ApiState, AppState};
 
 pub fn router() -> Router<ApiState> {
     Router::new().route("/api/preflight", get(preflight))

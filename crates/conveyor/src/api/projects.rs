@@ -9,7 +9,8 @@ use axum::routing::get;
 use axum::{Json, Router};
 use conveyor_api::{ApiErrorBody, EventKind, NewProject, Project, has_text};
 
-use super::{ApiError, ApiState, AppState};
+use super::error::ApiError;
+use super::state::{ApiState, AppState};
 use crate::events::EventBody;
 use crate::git;
 use crate::store::{self, ProjectRow, now_ms};

@@ -10,7 +10,8 @@ use conveyor_api::{
 };
 use serde::Deserialize;
 
-use super::{ApiError, ApiState, AppState};
+use super::error::ApiError;
+use super::state::{ApiState, AppState};
 use crate::line::answer::{self, AnswerRefused};
 use crate::store::{self, QuestionRow};
 

@@ -21,8 +21,8 @@ use conveyor_core::budget::{DAY_MS, HOUR_MS};
 pub use live::{Live, Meter, Price, Prices, Tokens, meter_file};
 pub use report::render;
 
-use crate::Result;
 use crate::config::BudgetConfig;
+use crate::error::Result;
 use crate::store::{self, Store};
 
 /// Runs kept for history beyond the pools' spans (every kind's last `history_runs` is well

@@ -3,8 +3,8 @@
 
 use serde::Deserialize;
 
-use super::{NotYetRead, describe_toml_error};
-use crate::Error;
+use super::invalid::{NotYetRead, describe_toml_error};
+use crate::error::Error;
 use conveyor_core::plan::Check;
 use conveyor_core::roles::Roles;
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use serde::Deserialize;
 
-use super::Invalid;
+use super::invalid::Invalid;
 
 /// The Catcher: Anton's Telegram chat with the daemon's bot (`[catcher]`).
 #[derive(Debug, Clone, Deserialize)]
@@ -141,33 +141,4 @@ pub(super) fn validate(
         }
     }
     Ok(())
-}
-
-/// Reads a secret (a bot token, an API token) from its file: the first line, trimmed. The
-/// file must be readable by its owner only, as ssh insists for its keys: a token others can
-/// read is a token others have.
-///
-/// # Errors
-/// A message naming the field and the file: missing, empty, or open to others.
-pub fn read_secret(path: &std::path::Path, field: &str) -> Result<String, String> {
-    let at = || format!("{field} {}", path.display());
-    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", at()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(|e| format!("{}: {e}", at()))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            return Err(format!(
-                "{}: readable by others (mode {:o}); `chmod 600` it",
-                at(),
-                mode & 0o777
-            ));
-        }
-    }
-    super::token_in(&text)
-        .map(str::to_string)
-        .ok_or_else(|| format!("{} is empty", at()))
 }

@@ -1,16 +1,10 @@
 //! The API's bearer token: read from the config or its `token_file`, which the daemon's first
 //! start creates when it is missing.
 
-use std::path::Path;
-
-use super::{Config, Invalid};
-use crate::Error;
-
-/// The token a token file's text holds: its first line, trimmed; `None` when that is empty.
-/// The daemon and every client subcommand read token files this one way.
-pub fn token_in(text: &str) -> Option<&str> {
-    Some(text.lines().next().unwrap_or("").trim()).filter(|t| !t.is_empty())
-}
+use super::daemon::Config;
+use super::invalid::Invalid;
+use super::secret::{token_in, write_private};
+use crate::error::Error;
 
 impl Config {
     /// The bearer token.
@@ -57,19 +51,6 @@ impl Config {
         }
         self.read_token()
     }
-}
-
-/// Writes a new file that only its owner may read: created with mode 0600 (never widened
-/// first), and refused if it exists.
-fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut f = options.open(path)?;
-    f.write_all(text.as_bytes())?;
-    f.sync_all()
 }
 
 #[cfg(test)]

@@ -2,7 +2,15 @@
 //! the merged code by the caller's closure, then main moved by compare-and-swap of its ref
 //! (merged again when main moved meanwhile).
 
-use super::*;
+use std::path::Path;
+
+use tokio_util::sync::CancellationToken;
+
+use super::cli::{Identity, git, git_err, git_raw, identity_args};
+use super::locks::Locks;
+use super::read::{branch_head, commits_not_in};
+use crate::error::{Error, Result};
+use crate::exec;
 
 /// What a merge into main came to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -324,6 +332,7 @@ pub async fn drop_scratch(locks: &Locks, repo: &Path, scratch: &Path) {
 #[cfg(test)]
 mod tests {
     use super::super::testing::*;
+    use super::super::worktree::checkpoint;
     use super::*;
     use crate::exec::testing::reached;
 

@@ -7,7 +7,7 @@ use conveyor_api::LineState;
 
 use crate::state::Shared;
 use crate::store::{self, outbox};
-use crate::{Result, git};
+use crate::{error::Result, git};
 
 /// Why an accept was refused.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

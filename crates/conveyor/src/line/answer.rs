@@ -4,7 +4,7 @@
 
 use conveyor_api::{LineState, QuestionStatus, ReasonCode, StepKind, StepState};
 
-use crate::Result;
+use crate::error::Result;
 use crate::state::Shared;
 use crate::store::questions;
 use crate::store::{self, QuestionRow};

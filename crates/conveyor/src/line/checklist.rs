@@ -6,8 +6,8 @@ use std::path::{Path, PathBuf};
 use conveyor_api::ReasonCode;
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
 use crate::config::Checklist;
+use crate::error::Result;
 use crate::git;
 use crate::state::Shared;
 use crate::store::{self, LineRow};
@@ -16,7 +16,7 @@ use crate::store::{self, LineRow};
 #[derive(Debug, thiserror::Error)]
 #[error("{source} (on {branch})")]
 pub(crate) struct BadChecklist {
-    source: crate::Error,
+    source: crate::error::Error,
     branch: String,
 }
 
@@ -27,7 +27,7 @@ pub(crate) async fn checklist(
 ) -> Result<std::result::Result<(Checklist, String, PathBuf, String), BadChecklist>> {
     let project = store::projects::get(&mut *sh.store.conn().await?, &line.project_id)
         .await?
-        .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
+        .ok_or_else(|| crate::error::Error::Internal("line without project".into()))?;
     let repo = PathBuf::from(&project.repo_path);
     let main = git::branch_head(&repo, &project.main_branch).await?;
     let text = git::read_file_at(&repo, &main, ".conveyor.toml").await?;

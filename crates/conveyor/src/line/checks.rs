@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
 use crate::config::Check;
+use crate::error::Result;
 use crate::exec::{self, Spec};
 use crate::state::Shared;
 

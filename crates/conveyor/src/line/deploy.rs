@@ -21,7 +21,7 @@ use crate::events::EventBody;
 use crate::exec::{self, Spec};
 use crate::state::Shared;
 use crate::store::{self, LineRow};
-use crate::{Result, git};
+use crate::{error::Result, git};
 
 use super::checklist::checklist_or_stop;
 

@@ -3,7 +3,7 @@
 
 use conveyor_api::LineState;
 
-use crate::Result;
+use crate::error::Result;
 use crate::state::Shared;
 use crate::store::{self, StepRow};
 

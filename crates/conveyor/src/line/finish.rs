@@ -13,7 +13,7 @@ use crate::git;
 use crate::state::Shared;
 use crate::store::runs::{self, RunOutcome};
 use crate::store::{self, LineRow, StepRow};
-use crate::{Result, plan};
+use crate::{error::Result, plan};
 
 use super::checks::run_checks;
 use super::facts::{is_cancelled, next_step};

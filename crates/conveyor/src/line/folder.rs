@@ -8,7 +8,7 @@ use conveyor_api::EventKind;
 use crate::events::EventBody;
 use crate::exec;
 use crate::state::Shared;
-use crate::{Result, journal};
+use crate::{error::Result, journal};
 
 /// With `root_mode = { user = … }`: gives the line's folder (plan, journal, hook scripts and
 /// state), its worktree and the worktree's git folder (index, HEAD) to the agent's user. Run

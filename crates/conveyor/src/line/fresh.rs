@@ -16,7 +16,7 @@ use crate::judge::JudgeHooks;
 use crate::state::Shared;
 use crate::store::runs::{self, NewRun};
 use crate::store::{self, LineRow, StepRow};
-use crate::{Result, git, hook};
+use crate::{error::Result, git, hook};
 
 use super::folder::give_to_agent;
 use super::invocation::invocation;

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use conveyor_api::{Level, LineState, ReasonCode};
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
 use crate::config::Check;
+use crate::error::Result;
 use crate::exec;
 use crate::git::{self, MergeOutcome, Regression};
 use crate::roles;

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::Result;
+use crate::error::Result;
 use crate::exec;
 use crate::git;
 use crate::state::Shared;
@@ -23,10 +23,10 @@ pub(super) async fn guard_hook(sh: &Shared, line: &LineRow) -> Result<Option<Str
     };
     let cx = guard_context(sh, line).await;
     let dir = sh.line_dir(&line.id);
-    std::fs::create_dir_all(&dir).map_err(|e| crate::Error::io(&dir, e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| crate::error::Error::io(&dir, e))?;
     let path = dir.join("guard.json");
     let text = serde_json::to_string(&cx).unwrap_or_default();
-    std::fs::write(&path, text).map_err(|e| crate::Error::io(&path, e))?;
+    std::fs::write(&path, text).map_err(|e| crate::error::Error::io(&path, e))?;
     // The CLI runs its hooks as the agent's user.
     if let Some(u) = &sh.agent_user {
         exec::chown_tree(&path, u.uid, u.gid)?;

@@ -8,7 +8,7 @@ use std::path::Path;
 
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
+use crate::error::Result;
 use crate::state::Shared;
 use crate::store::LineRow;
 
@@ -60,7 +60,7 @@ pub(crate) async fn run(
     let file = sh
         .line_dir(&line.id)
         .join(format!("hook-{}.json", boundary.as_str()));
-    std::fs::write(&file, input.to_string()).map_err(|e| crate::Error::io(&file, e))?;
+    std::fs::write(&file, input.to_string()).map_err(|e| crate::error::Error::io(&file, e))?;
     // The input file is read through the shell's redirect, as the agent's user when there is
     // one: it is made readable for them.
     if let Some(u) = &sh.agent_user {

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use conveyor_api::{EventKind, LineState, ReasonCode, StepState};
 
-use crate::Result;
+use crate::error::Result;
 use crate::events::EventBody;
 use crate::git;
 use crate::state::Shared;

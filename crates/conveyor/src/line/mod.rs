@@ -37,8 +37,8 @@ use std::path::PathBuf;
 use conveyor_api::{LineState, ReasonCode, StepKind};
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
 use crate::budget::Admitted;
+use crate::error::Result;
 use crate::git;
 use crate::state::Shared;
 use crate::store::{self, LineRow};
@@ -103,7 +103,7 @@ pub(crate) async fn advance(
     cancel: &CancellationToken,
 ) -> Result<()> {
     match advance_once(sh, line_id, admitted, cancel).await {
-        Err(e @ crate::Error::GitCancelled { .. }) => {
+        Err(e @ crate::error::Error::GitCancelled { .. }) => {
             tracing::info!(line = line_id, error = %e, "stopped during a git call");
             Ok(())
         }
@@ -126,7 +126,7 @@ async fn advance_once(
     }
     let line = match ensure_worktree(sh, &line).await {
         Ok(l) => l,
-        Err(e @ crate::Error::GitCancelled { .. }) => return Err(e),
+        Err(e @ crate::error::Error::GitCancelled { .. }) => return Err(e),
         Err(e) => {
             sh.set_line_state(
                 line_id,
@@ -187,7 +187,7 @@ async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
     }
     let project = store::projects::get(&mut *sh.store.conn().await?, &line.project_id)
         .await?
-        .ok_or_else(|| crate::Error::Internal("line without project".into()))?;
+        .ok_or_else(|| crate::error::Error::Internal("line without project".into()))?;
     let repo = PathBuf::from(&project.repo_path);
     let base = git::branch_head(&repo, &project.main_branch).await?;
     git::add_worktree(&sh.locks, &repo, &path, &line.branch, &base, &sh.shutdown).await?;
@@ -204,7 +204,7 @@ async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
     )
     .await?;
     std::fs::create_dir_all(sh.line_dir(&line.id))
-        .map_err(|e| crate::Error::io(sh.line_dir(&line.id), e))?;
+        .map_err(|e| crate::error::Error::io(sh.line_dir(&line.id), e))?;
     Ok(store::lines::get(&mut *sh.store.conn().await?, &line.id)
         .await?
         .expect("line exists"))

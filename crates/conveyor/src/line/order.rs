@@ -17,7 +17,7 @@
 
 use conveyor_api::{EventKind, LineState};
 
-use crate::Result;
+use crate::error::Result;
 use crate::events::EventBody;
 use crate::state::Shared;
 use crate::store::{self, LineRow};

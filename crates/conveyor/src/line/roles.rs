@@ -17,7 +17,7 @@ use crate::roles::{self, Role, agent, prompt::RolePrompt, verdict, work};
 use crate::state::Shared;
 use crate::store::runs::{self, RunOutcome};
 use crate::store::{self, LineRow, StepRow};
-use crate::{Result, git, judge};
+use crate::{error::Result, git, judge};
 
 use super::checklist::{Fork, checklist_or_stop, fork_of};
 use super::fresh::{self, Ended};

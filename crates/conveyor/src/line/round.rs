@@ -2,7 +2,7 @@
 
 use conveyor_api::{LineState, ReasonCode, StepKind};
 
-use crate::Result;
+use crate::error::Result;
 use crate::state::Shared;
 use crate::store::{self, LineRow};
 

@@ -4,9 +4,9 @@
 
 use tokio_util::sync::CancellationToken;
 
-use crate::Result;
 use crate::budget::Budget;
 use crate::claude::{self, Invocation, Verdict};
+use crate::error::Result;
 use crate::exec;
 use crate::state::Shared;
 use crate::store;

@@ -1,6 +1,9 @@
 //! What the evening's tools say in words: lines, projects and last night's report.
 
-use super::*;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+use conveyor_api::{Line, LineState, Project, Review};
 
 /// A project by id, or else by name (case aside).
 pub(super) fn find_project<'a>(projects: &'a [Project], key: &str) -> Option<&'a Project> {
@@ -202,5 +205,16 @@ pub(super) fn section(
         if let Some(x) = extra(l) {
             let _ = writeln!(out, "  {x}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clip_cuts_on_characters_and_flattens() {
+        assert_eq!(clip("a\n b  c", 10), "a b c");
+        assert_eq!(clip("привет мир", 6), "привет…");
     }
 }

@@ -12,7 +12,7 @@ use conveyor_api::{Channel, OutboxState};
 use serde_json::Value;
 
 use super::send::{GIVE_UP_MS, announce, backoff};
-use crate::Result;
+use crate::error::Result;
 use crate::state::Shared;
 use crate::store::{self, outbox};
 use crate::tell::planfix::{Planfix, Report, mark, render};

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use conveyor_api::OutboxKind;
 
-use crate::Result;
+use crate::error::Result;
 use crate::state::Shared;
 use crate::store::{self, outbox};
 use crate::tell::telegram::{Bot, CallError, CallbackQuery, Message, Update};
@@ -72,7 +72,7 @@ enum Failed {
     #[error(transparent)]
     Call(#[from] CallError),
     #[error(transparent)]
-    Db(#[from] crate::Error),
+    Db(#[from] crate::error::Error),
 }
 
 /// One long poll, and what it brought handled in order.

@@ -13,7 +13,7 @@ use std::time::Duration;
 use conveyor_api::{Channel, EventKind, OutboxKind, OutboxState};
 use tokio::time::Instant;
 
-use crate::Result;
+use crate::error::Result;
 use crate::events::EventBody;
 use crate::state::Shared;
 use crate::store::outbox::{self, OutboxRow};
@@ -323,7 +323,7 @@ async fn deliver(
     last: &mut Option<Instant>,
 ) -> std::result::Result<String, CallError> {
     let w = crate::tell::words(&sh.cfg);
-    let db = |e: crate::Error| CallError::Transient {
+    let db = |e: crate::error::Error| CallError::Transient {
         method: "outbox",
         why: e.to_string(),
     };

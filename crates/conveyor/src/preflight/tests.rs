@@ -1,4 +1,12 @@
+use std::path::Path;
+
+use conveyor_api::{PreflightItem, PreflightLevel as Level, PreflightScope as Scope};
+
+use super::item::{for_project, item};
 use super::*;
+use crate::config::RootMode;
+use crate::git;
+use crate::store::ProjectRow;
 
 /// A project that does not say where its tests live is warned, not blocked: the
 /// before-deploy check is off for it.
@@ -23,7 +31,7 @@ fn out(code: Option<i32>, stdout: &str) -> Result<exec::Output> {
 }
 
 fn spawn_error() -> Result<exec::Output> {
-    Err(crate::Error::Spawn {
+    Err(crate::error::Error::Spawn {
         program: "claude".into(),
         source: std::io::Error::from(std::io::ErrorKind::NotFound),
     })

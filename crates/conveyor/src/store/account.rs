@@ -3,7 +3,7 @@
 
 use sqlx::SqliteConnection;
 
-use crate::Result;
+use crate::error::Result;
 
 /// Until when (unix ms) the account's usage limit holds every step back, if ever set.
 ///

@@ -3,7 +3,7 @@
 use conveyor_api::PoolKind;
 use sqlx::SqliteConnection;
 
-use crate::Result;
+use crate::error::Result;
 
 /// One observation.
 #[derive(Debug, Clone, Copy)]

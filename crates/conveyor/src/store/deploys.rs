@@ -5,8 +5,8 @@ use conveyor_api::{self as api, DeployOutcome};
 use sqlx::{Row, SqliteConnection};
 
 use super::names::{Stored, column};
-use super::rfc3339;
-use crate::Result;
+use super::sql::rfc3339;
+use crate::error::Result;
 
 /// A deploy as stored.
 #[derive(Debug, Clone)]

@@ -7,8 +7,8 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column_opt};
-use super::rfc3339;
-use crate::Result;
+use super::sql::rfc3339;
+use crate::error::Result;
 
 #[derive(Debug, Clone)]
 pub struct JournalRow {

@@ -8,8 +8,9 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column, column_opt};
-use super::{marks, now_ms, rfc3339};
-use crate::Result;
+use super::sql::{marks, now_ms, rfc3339};
+use crate::error::Result;
+use conveyor_core::text::normalise;
 
 #[derive(Debug, Clone)]
 pub struct LineRow {
@@ -166,37 +167,6 @@ pub async fn get(c: &mut SqliteConnection, id: &str) -> Result<Option<LineRow>> 
         .await?)
 }
 
-/// The line as the API shows it, with its steps.
-///
-/// # Errors
-/// Database errors.
-pub async fn for_api(c: &mut SqliteConnection, id: &str) -> Result<Option<api::Line>> {
-    let Some(l) = get(&mut *c, id).await? else {
-        return Ok(None);
-    };
-    let steps = super::steps::with_cost(&mut *c, id).await?;
-    let mut line = [l.to_api(steps.iter().map(super::StepWithCost::to_api).collect())];
-    with_aftermath(&mut *c, &mut line).await?;
-    let [line] = line;
-    Ok(Some(line))
-}
-
-/// Fills in what the lines' runs left beside their steps: the guard's denials and the deploys
-/// (one query each for all the lines).
-///
-/// # Errors
-/// Database errors.
-pub async fn with_aftermath(c: &mut SqliteConnection, lines: &mut [api::Line]) -> Result<()> {
-    let ids: Vec<String> = lines.iter().map(|l| l.id.clone()).collect();
-    let mut denials = super::runs::denials_of(&mut *c, &ids).await?;
-    let mut deploys = super::deploys::of_lines(&mut *c, &ids).await?;
-    for l in lines {
-        l.denials = denials.remove(&l.id).unwrap_or_default();
-        l.deploys = deploys.remove(&l.id).unwrap_or_default();
-    }
-    Ok(())
-}
-
 /// The line's state, or `None` when there is no such line.
 ///
 /// # Errors
@@ -334,16 +304,14 @@ pub async fn open_with_title(
     project_id: &str,
     title: &str,
 ) -> Result<Option<LineRow>> {
-    let want = super::questions::normalise(title);
+    let want = normalise(title);
     let open: Vec<LineRow> = sqlx::query_as(
         "SELECT * FROM lines WHERE project_id = ? AND state NOT IN ('accepted', 'cancelled')",
     )
     .bind(project_id)
     .fetch_all(&mut *c)
     .await?;
-    Ok(open
-        .into_iter()
-        .find(|l| super::questions::normalise(&l.title) == want))
+    Ok(open.into_iter().find(|l| normalise(&l.title) == want))
 }
 
 /// `(project_id, line_id)` of every line in any of `states`.
@@ -597,143 +565,4 @@ pub async fn set_updated_at(c: &mut SqliteConnection, id: &str, at: i64) -> Resu
 }
 
 #[cfg(test)]
-mod tests {
-    use super::super::testing;
-    use super::*;
-
-    /// A state no variant carries is an error, never read as some other state.
-    #[tokio::test]
-    async fn an_unknown_state_in_the_database_is_an_error() {
-        let (_d, store) = testing::store().await;
-        let id = testing::line(&store, "p", "l", 0, "queued").await;
-        testing::exec(&store, "UPDATE lines SET state = 'exploded'").await;
-        let e = get(&mut store.conn().await.unwrap(), &id)
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("unknown line state \"exploded\""), "{e}");
-        let e = state_of(&mut store.conn().await.unwrap(), &id)
-            .await
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("exploded"), "{e}");
-    }
-
-    /// Only the vault's block remembers the state a line left (and keeps it through a second
-    /// such block); any other state forgets it, and a line that remembers holds its project.
-    #[tokio::test]
-    async fn a_line_blocked_by_the_vault_remembers_the_state_it_left_and_holds_its_project() {
-        let (_d, store) = testing::store().await;
-        let id = testing::line(&store, "p", "l", 0, "queued").await;
-        let c = &mut store.conn().await.unwrap();
-        async fn held(c: &mut SqliteConnection, id: &str) -> bool {
-            projects_in_states(c, &[LineState::Running])
-                .await
-                .unwrap()
-                .iter()
-                .any(|(_, l)| l == id)
-        }
-        set_state(c, &id, LineState::Gate, None, None)
-            .await
-            .unwrap();
-        set_state(c, &id, LineState::Merging, None, None)
-            .await
-            .unwrap();
-        let l = get(c, &id).await.unwrap().unwrap();
-        assert_eq!(l.blocked_from, None);
-        assert!(
-            l.updated_at > 1_000_000,
-            "updated_at is a time: {}",
-            l.updated_at
-        );
-        assert!(!held(c, &id).await);
-        let vault = Some((ReasonCode::VaultClosed, "closed"));
-        for _ in 0..2 {
-            set_state(c, &id, LineState::Blocked, vault, None)
-                .await
-                .unwrap();
-            let l = get(c, &id).await.unwrap().unwrap();
-            assert_eq!(l.blocked_from, Some(LineState::Merging));
-        }
-        assert!(held(c, &id).await);
-        assert_eq!(
-            blocked_by(c, ReasonCode::VaultClosed).await.unwrap().len(),
-            1
-        );
-        set_state(c, &id, LineState::Merging, None, None)
-            .await
-            .unwrap();
-        assert_eq!(get(c, &id).await.unwrap().unwrap().blocked_from, None);
-        assert!(!held(c, &id).await);
-        // Blocked for another reason remembers nothing.
-        let other = Some((ReasonCode::Internal, "boom"));
-        set_state(c, &id, LineState::Blocked, other, None)
-            .await
-            .unwrap();
-        assert_eq!(get(c, &id).await.unwrap().unwrap().blocked_from, None);
-    }
-
-    /// Two lines made in the same millisecond run in the order they were made, not in the order
-    /// of their random ids (CI once saw the second line of a test run first): the second is
-    /// made a millisecond later.
-    #[tokio::test]
-    async fn lines_made_in_the_same_millisecond_keep_the_order_they_were_made_in() {
-        let (_d, store) = testing::store().await;
-        // The later line's id sorts first.
-        let first = testing::line(&store, "p", "z-first", 0, "queued").await;
-        let c = &mut store.conn().await.unwrap();
-        let made = get(c, &first).await.unwrap().unwrap().created_at;
-        let mut row = LineRow::new("p".into(), "second".into(), "task".into(), 0, made);
-        row.id = "a-second".into();
-        insert(c, &mut row).await.unwrap();
-        assert_eq!(row.created_at, made + 1);
-        let stored = get(c, "a-second").await.unwrap().unwrap();
-        assert_eq!((stored.created_at, stored.updated_at), (made + 1, made + 1));
-        let ids = |ls: Vec<LineRow>| ls.into_iter().map(|l| l.id).collect::<Vec<_>>();
-        let order = vec![first.clone(), row.id.clone()];
-        assert_eq!(
-            ids(in_states(c, &[LineState::Queued]).await.unwrap()),
-            order
-        );
-        assert_eq!(ids(page(c, None, None, 10, 0).await.unwrap()), order);
-        // A line made later keeps its own time.
-        let mut third = LineRow::new("p".into(), "third".into(), "task".into(), 0, made + 50);
-        insert(c, &mut third).await.unwrap();
-        assert_eq!(third.created_at, made + 50);
-    }
-
-    #[tokio::test]
-    async fn a_cancelled_line_keeps_its_state() {
-        let (_d, store) = testing::store().await;
-        let id = testing::line(&store, "p", "l", 0, "queued").await;
-        assert!(
-            set_state(
-                &mut store.conn().await.unwrap(),
-                &id,
-                LineState::Cancelled,
-                Some((ReasonCode::Cancelled, "by Anton")),
-                None
-            )
-            .await
-            .unwrap()
-        );
-        assert!(
-            !set_state(
-                &mut store.conn().await.unwrap(),
-                &id,
-                LineState::Running,
-                None,
-                None
-            )
-            .await
-            .unwrap()
-        );
-        let l = get(&mut store.conn().await.unwrap(), &id)
-            .await
-            .unwrap()
-            .unwrap();
-        assert_eq!(l.state, LineState::Cancelled);
-        assert_eq!(l.reason.as_deref(), Some("by Anton"));
-        assert_eq!(l.reason_code, Some(ReasonCode::Cancelled));
-    }
-}
+mod tests;

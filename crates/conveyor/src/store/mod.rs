@@ -13,11 +13,21 @@
 //! Migrations are embedded; the database runs in WAL mode with foreign keys on. States, kinds
 //! and outcomes are stored by their wire names and read back through [`names`]: a value no
 //! variant carries is an error naming the column, never a silent default.
+//!
+//! The files stand in layers, and a file imports only those below it. At the bottom what
+//! every table shares: [`names`] and `sql` (times, an `IN` list's placeholders); what counts as
+//! the same title or question is `conveyor_core::text`. Then the tables. A change that spans tables lives
+//! with the table that drives it and calls down, never back up: a step done (`steps`) writes
+//! its run, its line's checkpoint and the answers it carried; a run (`runs`) its line's
+//! session; a raised level (`lines`) its note in the journal; a question (`questions`) its
+//! journal entry. What reads several tables for a caller stands above them all: a line as the
+//! API shows it, [`line_view`].
 
 pub mod account;
 pub mod calibration;
 pub mod deploys;
 pub mod journal;
+pub mod line_view;
 pub mod lines;
 mod names;
 pub mod outbox;
@@ -25,6 +35,7 @@ pub mod projects;
 pub mod questions;
 pub mod rate_limits;
 pub mod runs;
+mod sql;
 pub mod steps;
 
 use std::path::Path;
@@ -35,24 +46,13 @@ use sqlx::pool::PoolConnection;
 use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
 use sqlx::{Sqlite, SqlitePool, Transaction};
 
-use crate::Result;
+use crate::error::Result;
 
 pub use lines::LineRow;
 pub use projects::ProjectRow;
 pub use questions::QuestionRow;
+pub use sql::{now_ms, rfc3339};
 pub use steps::{StepRow, StepWithCost};
-
-/// Milliseconds since the epoch, UTC.
-pub fn now_ms() -> i64 {
-    chrono::Utc::now().timestamp_millis()
-}
-
-/// RFC 3339 text of a time in milliseconds.
-pub fn rfc3339(ms: i64) -> String {
-    chrono::DateTime::<chrono::Utc>::from_timestamp_millis(ms)
-        .unwrap_or_default()
-        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
 
 /// A transaction over the store: pass `&mut *tx` to the table functions, then `commit`.
 pub type Tx = Transaction<'static, Sqlite>;
@@ -67,7 +67,7 @@ impl Store {
     /// Opens (creating if missing) the database at `path` and applies the migrations.
     ///
     /// # Errors
-    /// [`crate::Error::Db`] or [`crate::Error::Migrate`].
+    /// [`crate::error::Error::Db`] or [`crate::error::Error::Migrate`].
     pub async fn open(path: &Path) -> Result<Store> {
         let opts = SqliteConnectOptions::from_str("sqlite://")?
             .filename(path)
@@ -108,11 +108,6 @@ impl Store {
     pub async fn close(&self) {
         self.pool.close().await;
     }
-}
-
-/// Placeholders for an `IN (…)` list of `n` values.
-fn marks(n: usize) -> String {
-    vec!["?"; n].join(",")
 }
 
 /// A store in a temporary SQLite file, and rows to fill it, for unit tests.

@@ -1,13 +1,13 @@
-//! The one place where states, kinds and outcomes meet SQL. They are stored by their wire
-//! names (the same snake_case the API speaks), written with [`Stored::name`] and read with
-//! [`column`] / [`column_opt`], which turn a name no variant carries into an error that names the
-//! column and the value — never a silent default such as `blocked`.
+//! Where states, kinds and outcomes meet SQL. They are stored by their wire names (the same
+//! snake_case the API speaks), written with [`Stored::name`] and read with [`column`] /
+//! [`column_opt`], which turn a name no variant carries into an error that names the column and
+//! the value — never a silent default such as `blocked`. The wire types are stored here; a type
+//! of the store's own (a run's outcome) implements [`Stored`] beside its definition, so this
+//! file imports no table's file.
 
 use conveyor_api::{JournalKind, Level, LineState, QuestionStatus, StepKind, StepSize, StepState};
 use sqlx::Row;
 use sqlx::sqlite::SqliteRow;
-
-use super::runs::RunOutcome;
 
 /// A value the database holds that no variant of its type carries.
 #[derive(Debug, thiserror::Error)]
@@ -178,14 +178,6 @@ impl Stored for conveyor_api::OutboxState {
     }
 }
 
-impl Stored for RunOutcome {
-    const WHAT: &'static str = "run outcome";
-    const ALL: &'static [Self] = &RunOutcome::ALL;
-    fn name(self) -> &'static str {
-        self.as_str()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,15 +207,12 @@ mod tests {
         round_trips::<conveyor_api::Channel>();
         round_trips::<conveyor_api::OutboxKind>();
         round_trips::<conveyor_api::OutboxState>();
-        for v in RunOutcome::ALL {
-            assert_eq!(RunOutcome::from_name(v.name()), Some(v));
-        }
     }
 
     #[test]
     fn an_unknown_name_is_an_error_that_names_the_column_and_value() {
         let e = parse::<LineState>("state", "exploded").unwrap_err();
-        let text = crate::Error::from(e).to_string();
+        let text = crate::error::Error::from(e).to_string();
         assert!(text.contains("state"), "{text}");
         assert!(text.contains("unknown line state \"exploded\""), "{text}");
     }

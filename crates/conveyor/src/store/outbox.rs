@@ -6,8 +6,8 @@ use conveyor_api::{self as api, Channel, OutboxKind, OutboxState};
 use sqlx::{Row, SqliteConnection};
 
 use super::names::{Stored, column};
-use super::rfc3339;
-use crate::Result;
+use super::sql::rfc3339;
+use crate::error::Result;
 
 /// An outbox row.
 #[derive(Debug, Clone, PartialEq)]

@@ -3,8 +3,8 @@
 use conveyor_api as api;
 use sqlx::{FromRow, SqliteConnection};
 
-use super::rfc3339;
-use crate::Result;
+use super::sql::rfc3339;
+use crate::error::Result;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct ProjectRow {
@@ -67,6 +67,6 @@ pub async fn insert(c: &mut SqliteConnection, p: &ProjectRow) -> Result<()> {
 }
 
 /// Whether `e` is a write refused by a UNIQUE constraint (a project name taken).
-pub fn is_unique_violation(e: &crate::Error) -> bool {
-    matches!(e, crate::Error::Db(sqlx::Error::Database(d)) if d.is_unique_violation())
+pub fn is_unique_violation(e: &crate::error::Error) -> bool {
+    matches!(e, crate::error::Error::Db(sqlx::Error::Database(d)) if d.is_unique_violation())
 }

@@ -3,8 +3,8 @@
 
 use sqlx::{FromRow, SqliteConnection};
 
-use super::now_ms;
-use crate::Result;
+use super::sql::now_ms;
+use crate::error::Result;
 
 /// One reported event.
 #[derive(Debug, Clone, FromRow)]

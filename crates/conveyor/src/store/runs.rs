@@ -4,9 +4,10 @@
 use conveyor_api::{StepKind, StepSize};
 use sqlx::{Connection, FromRow, Row, SqliteConnection};
 
+use super::lines;
 use super::names::{Stored, column, column_opt};
-use super::{lines, marks, now_ms};
-use crate::Result;
+use super::sql::{marks, now_ms, rfc3339};
+use crate::error::Result;
 
 /// Whether a run (of `runs`) is in its line's session: its step has no session of its own, as
 /// a judge's and a checking role's have (`steps.session_id`, set before their runs start).
@@ -74,6 +75,16 @@ impl RunOutcome {
             RunOutcome::Interrupted => "interrupted",
             RunOutcome::Cancelled => "cancelled",
         }
+    }
+}
+
+// Here rather than in `names`, beside the wire types: the type is the store's own, and
+// `names` stays below every table file.
+impl Stored for RunOutcome {
+    const WHAT: &'static str = "run outcome";
+    const ALL: &'static [Self] = &RunOutcome::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
     }
 }
 
@@ -537,7 +548,7 @@ pub async fn denials_of(
                     step_n: u32::try_from(n).unwrap_or(0),
                     tool_name: d["tool_name"].as_str().unwrap_or_default().to_string(),
                     input: d["tool_input"].clone(),
-                    at: super::rfc3339(at),
+                    at: rfc3339(at),
                 });
         }
     }
@@ -548,6 +559,13 @@ pub async fn denials_of(
 mod tests {
     use super::super::{steps, testing};
     use super::*;
+
+    #[test]
+    fn outcomes_read_back_by_their_names() {
+        for v in RunOutcome::ALL {
+            assert_eq!(RunOutcome::from_name(v.name()), Some(v));
+        }
+    }
 
     /// A checking role's run, in a session of its own, neither starts the line's session nor
     /// counts as of it after a crash; the line's own runs do both.

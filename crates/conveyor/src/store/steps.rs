@@ -6,9 +6,10 @@ use sqlx::sqlite::SqliteRow;
 use sqlx::{Connection, FromRow, Row, SqliteConnection};
 
 use super::names::{Stored, column, column_opt};
-use super::{lines, marks, questions, runs};
-use crate::Result;
+use super::sql::{marks, now_ms};
+use super::{lines, questions, runs};
 use crate::config::Check;
+use crate::error::Result;
 
 #[derive(Debug, Clone)]
 pub struct StepRow {
@@ -404,7 +405,7 @@ pub async fn start_attempt(c: &mut SqliteConnection, id: &str, attempt: i64) -> 
         "UPDATE steps SET state = 'running', attempts = ?, error = NULL, started_at = ? WHERE id = ?",
     )
     .bind(attempt)
-    .bind(super::now_ms())
+    .bind(now_ms())
     .bind(id)
         .execute(&mut *c)
         .await?;
@@ -505,14 +506,7 @@ pub async fn record_done(c: &mut SqliteConnection, d: Done<'_>) -> Result<()> {
     // What a rework step carried back is judged again.
     questions::reworked(&mut tx, d.step_id).await?;
     if let Some((level, steps)) = d.plan {
-        lines::raise_level(
-            &mut tx,
-            d.line_id,
-            level,
-            "the planner chose it",
-            super::now_ms(),
-        )
-        .await?;
+        lines::raise_level(&mut tx, d.line_id, level, "the planner chose it", now_ms()).await?;
         for s in steps {
             insert(
                 &mut tx,

@@ -17,8 +17,8 @@ use conveyor_api::{Channel, LineState, OutboxKind, ReasonCode};
 use serde::{Deserialize, Serialize};
 use sqlx::SqliteConnection;
 
-use crate::Result;
 use crate::config::{Config, Lang};
+use crate::error::Result;
 use crate::store::{self, outbox};
 use text::Words;
 

@@ -416,12 +416,12 @@ fn the_reader_sees_a_circle_and_a_door() {
     // The reader itself: a `use` group expands, `super` climbs, and a child that imports
     // through its folder's door lands in the file the door names.
     let mut v = Vec::new();
-    expand("crate::{a, b::{c, d as e}, f::self}", "", &mut v);
+    expand("crate::{a, b::{c, d as e}, f::{self}}", "", &mut v);
     assert_eq!(v, ["crate::a", "crate::b::c", "crate::b::d", "crate::f"]);
     let m = vec!["line".to_string(), "judge".to_string(), "run".to_string()];
     assert_eq!(
         absolute(&m, "super::super::facts::open").unwrap(),
-        ["line", "judge", "facts", "open"]
+        ["line", "facts", "open"]
     );
     let g: BTreeMap<Vec<String>, BTreeSet<Vec<String>>> = [
         (vec!["a".to_string()], [vec!["b".to_string()]].into()),
@@ -436,7 +436,7 @@ fn the_reader_sees_a_circle_and_a_door() {
 fn the_policy_core_pulls_in_no_runtime_database_server_git_or_http() {
     // `cargo tree` of the core's normal dependencies, as a reader would run it.
     let out = std::process::Command::new(env!("CARGO"))
-        .args(["tree", "--offline", "-p", "conveyor-core", "-e", "normal"])
+        .args(["tree", "-p", "conveyor-core", "-e", "normal"])
         .args(["--prefix", "none", "--format", "{p}"])
         .current_dir(workspace())
         .output()

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use super::{Transport, TransportError};
+use super::contract::{Transport, TransportError};
 use crate::config::BridgeConfig;
 use crate::exec::{self, Cancel, Ended, Finished};
 

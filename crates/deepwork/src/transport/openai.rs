@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Transport, TransportError};
+use super::contract::{Transport, TransportError};
 use crate::config::OpenAiConfig;
 use crate::exec::Cancel;
 

@@ -7,7 +7,7 @@ use crate::judge::reads::Reads;
 use crate::state::Shared;
 use crate::store::LineRow;
 use crate::store::runs;
-use crate::{Result, git};
+use crate::{error::Result, git};
 
 /// The most the prompt carries of the memory, in bytes.
 const MEMORY_MAX: usize = 30_000;

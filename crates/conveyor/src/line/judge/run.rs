@@ -11,7 +11,7 @@ use crate::judge::verdict;
 use crate::judge::{self, prompt as jprompt};
 use crate::state::Shared;
 use crate::store::{self, LineRow, StepRow};
-use crate::{Result, git};
+use crate::{error::Result, git};
 
 use super::super::fresh::{self, Ended};
 use super::sort::{Left, sort};
@@ -96,7 +96,7 @@ pub(crate) async fn run_judge(
         &f.given,
         serde_json::json!({"ids": ids, "open": open_ids}).to_string(),
     )
-    .map_err(|e| crate::Error::io(&f.given, e))?;
+    .map_err(|e| crate::error::Error::io(&f.given, e))?;
     let hooks = judge::hook_commands(
         judge::hook_bin(&sh.cfg).as_deref(),
         &f.verdict,

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use conveyor_api::{DecisionSource, QuestionStatus, StepKind, StepState};
 
-use crate::Result;
+use crate::error::Result;
 use crate::judge::reads::Reads;
 use crate::judge::rules::{self, Sorted};
 use crate::state::Shared;

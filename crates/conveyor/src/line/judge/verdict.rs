@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use conveyor_api::{DecisionSource, QuestionStatus, StepState};
 
-use crate::Result;
+use crate::error::Result;
 use crate::judge::rules;
 use crate::judge::verdict::{self, Call};
 use crate::state::Shared;

@@ -15,7 +15,7 @@ use crate::git;
 use crate::state::Shared;
 use crate::store::runs::{self, NewRun, RunOutcome};
 use crate::store::{self, LineRow, StepRow, now_ms};
-use crate::{Result, hook, plan, prompt};
+use crate::{error::Result, hook, plan, prompt};
 
 use super::facts::{SESSION_TRIES, is_cancelled, latest_decisions};
 use super::finish::{Finished, fail_step, finish_step, stop_line};
@@ -300,7 +300,7 @@ async fn journal_note(
         .read(true)
         .append(true)
         .open(&path)
-        .map_err(|e| crate::Error::io(&path, e))?;
+        .map_err(|e| crate::error::Error::io(&path, e))?;
     // An agent's last line without its newline must not swallow the note.
     let needs_newline = {
         use std::io::{Read, Seek, SeekFrom};
@@ -309,7 +309,7 @@ async fn journal_note(
     };
     let line = format!("{}{entry}\n", if needs_newline { "\n" } else { "" });
     f.write_all(line.as_bytes())
-        .map_err(|e| crate::Error::io(&path, e))?;
+        .map_err(|e| crate::error::Error::io(&path, e))?;
     ingest_journal(sh, line_id, Some(step_id)).await?;
     sh.events.emit(
         EventKind::Line,

@@ -2,7 +2,7 @@
 
 use conveyor_api::{StepKind, StepSize};
 
-use super::{Line, Step, Trace};
+use super::model::{Line, Step, Trace};
 
 /// Reads a trace file: CSV with a header `line,step,kind,cost_usd,minutes`, one row per step;
 /// lines in priority order (the first line named is the highest), steps numbered within their

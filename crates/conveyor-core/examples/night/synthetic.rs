@@ -1,10 +1,10 @@
 //! The seeded synthetic nights: lines of steps whose costs are drawn from a distribution, and
 //! the earlier nights each project's history holds.
 
-use conveyor::budget::{Outcome, Run};
 use conveyor_api::{StepKind, StepSize};
+use conveyor_core::budget::{Outcome, Run};
 
-use super::{LINES, Line, MIN_MS, Step, Trace};
+use super::model::{LINES, Line, MIN_MS, Step, Trace};
 
 /// SplitMix64: small, seeded, good enough for synthetic traces.
 pub(super) struct Rng(pub(super) u64);

@@ -1,8 +1,10 @@
 //! `--calibrate`: nights whose real limit is off the configured threshold.
 
-use conveyor::config::{BudgetConfig, Threshold};
+use conveyor_core::budget::{BudgetConfig, Threshold};
 
-use super::{Mode, SLOTS, Sees, Setup, THRESHOLD, Tally, Trace, WINDOW_MIN, simulate};
+use super::account::Setup;
+use super::model::{SLOTS, THRESHOLD, Trace, WINDOW_MIN};
+use super::sim::{Mode, Sees, Tally, simulate};
 
 /// Calibration on nights whose real limit is off the configured threshold by each of
 /// `OFFSETS`: after how many observations the proposal stays within 10% of the real limit,

@@ -1,9 +1,14 @@
 //! The TypeScript bindings of the wire types (`crates/conveyor-api/bindings/conveyor.ts`).
 
-use super::*;
+use ts_rs::TS;
 
-/// Renders every wire type into one TypeScript module.
-pub(crate) fn typescript() -> String {
+use crate::types::*;
+
+/// The whole generated TypeScript file: every wire type, in dependency order.
+///
+/// `cargo test -p conveyor-api` compares it with the committed `bindings/conveyor.ts`; run with
+/// `UPDATE_BINDINGS=1` to rewrite the file.
+pub fn typescript() -> String {
     let decls = [
         Health::decl(),
         ReasonCode::decl(),

@@ -1,0 +1,218 @@
+//! The night simulator: seeded synthetic nights of lines and step costs replayed through the
+//! real budget policy (`conveyor_core::budget::Policy`, the code the daemon's scheduler calls) with
+//! a virtual clock, against first-come-first-served admission, an oracle with perfect estimates
+//! and an upper bound on the offline optimum. `scripts/bench-budget.sh` runs it in release;
+//! `docs/benchmarks/budget.md` has the figures and what each column means.
+//!
+//! The model, one tick per virtual minute:
+//! - A line is a chain of steps (planner, executors, reviewer, fixer), each with a true cost
+//!   drawn from the night's distribution (scaled per kind and per project) and a duration
+//!   proportional to its cost. The account accrues a running step's cost minute by minute.
+//! - The account's real limit is the threshold: when the accrued spend of the last
+//!   `window` (or of the block open now, with `--block`) exceeds it, every running step is cut
+//!   (a limit hit: its work is lost, it is retried later) and the account is parked until the
+//!   window has drained to 3/4 of it (the block's close).
+//! - The policy sees what the daemon sees: finished runs (cost counted at their end),
+//!   estimates of running steps, misses, and the park. It sets each step's `--max-budget-usd`
+//!   to estimate × `max_budget_factor`; a step that reaches it is cut (a miss).
+//! - `fcfs` starts the next step of the earliest line whenever a slot is free, with no budget
+//!   check and no cap; only the account's limit stops it. `no-packing` is the policy with
+//!   head-of-line blocking (the first step that does not fit stops admission). `oracle` is the
+//!   policy's rule and packing with every step's true cost as its estimate, its true rate and
+//!   what it has spent so far (and no cap): a feasible schedule, so a lower bound on the
+//!   optimum, as the printed bound is an upper one.
+//!
+//! Usage: `cargo run --release -p conveyor-core --example night -- [--seeds N] [--first-seed N]
+//! [--hours H] [--server] [--block] [--live] [--sizes SIGMA] [--no-retry-floor]` (`--block`:
+//! the account's window is a fixed block that opens with the first spending and empties at its
+//! close, which the server's `resetsAt` reports, instead of a rolling one; `--live`: the running
+//! steps' spend so far, as the daemon meters it; `--sizes`: the planner sizes each executor
+//! step xs…xl, off its true cost by a lognormal error of σ, and the policy learns cost per
+//! size as the daemon does; `--no-retry-floor`: attempts after a miss estimated by their
+//! kind alone); diagnostics `--exact-running` (the running steps' true costs), `--size-hint
+//! SIGMA` (each step's cost known before it runs, off by a lognormal error of σ) and
+//! `--calibrate` (nights whose real limit differs from the threshold); or
+//! `… -- --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H]` to replay
+//! a night written down (`line,step,kind,cost_usd,minutes`; `docs/benchmarks/budget.md` has the
+//! format).
+
+// A command-line report: its output is the point.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod account;
+mod calibrate;
+mod model;
+mod sim;
+mod synthetic;
+mod table;
+mod trace;
+
+use conveyor_core::budget::{BudgetConfig, Threshold};
+
+use account::Setup;
+use calibrate::calibration_table;
+use model::{LINES, SLOTS, THRESHOLD, Trace, WINDOW_MIN};
+use sim::{Mode, Sees};
+use synthetic::{Dist, trace};
+use table::{header, row};
+use trace::read_trace;
+
+fn main() {
+    let mut seeds = 10u64;
+    let mut hours = 10i64;
+    let mut sees = Sees {
+        server: false,
+        live: false,
+        exact_running: false,
+        size_hint: None,
+        retry_floor: true,
+    };
+    let mut first_seed = 1u64;
+    let mut sizes: Option<f64> = None;
+    let mut trace_file: Option<String> = None;
+    let mut calibrate = false;
+    let mut setup = Setup {
+        slots: SLOTS,
+        threshold: THRESHOLD,
+        window_min: WINDOW_MIN,
+        real: THRESHOLD,
+        block: false,
+    };
+    let mut cfg = BudgetConfig {
+        window_secs: u32::try_from(WINDOW_MIN * 60).unwrap_or(18000),
+        threshold_usd: Threshold::Usd(THRESHOLD),
+        ..BudgetConfig::default()
+    };
+    let usage = || -> ! {
+        eprintln!(
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …"
+        );
+        std::process::exit(2);
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut value = |name: &str| {
+            args.next().unwrap_or_else(|| {
+                eprintln!("night: {name} needs a value");
+                usage()
+            })
+        };
+        let mut number = |name: &str| {
+            let v = value(name);
+            v.parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x > 0.0)
+                .unwrap_or_else(|| {
+                    eprintln!("night: {name}: {v:?} is not a positive number");
+                    usage()
+                })
+        };
+        match a.as_str() {
+            "--seeds" => seeds = value("--seeds").parse().unwrap_or(seeds),
+            "--hours" => hours = value("--hours").parse().unwrap_or(hours),
+            "--server" => sees.server = true,
+            "--block" => setup.block = true,
+            "--live" => sees.live = true,
+            "--exact-running" => sees.exact_running = true,
+            "--size-hint" => sees.size_hint = Some(number("--size-hint")),
+            "--sizes" => sizes = Some(number("--sizes")),
+            "--first-seed" => first_seed = value("--first-seed").parse().unwrap_or(first_seed),
+            "--no-retry-floor" => sees.retry_floor = false,
+            "--quantile" => cfg.estimate_quantile = value("--quantile").parse().unwrap_or(0.75),
+            "--margin" => cfg.margin = value("--margin").parse().unwrap_or(0.0),
+            "--cap-factor" => cfg.max_budget_factor = value("--cap-factor").parse().unwrap_or(3.0),
+            "--trace" => trace_file = Some(value("--trace")),
+            "--calibrate" => calibrate = true,
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            "--slots" => setup.slots = number("--slots") as usize,
+            "--threshold" => setup.threshold = number("--threshold"),
+            #[allow(clippy::cast_possible_truncation)]
+            "--window-min" => setup.window_min = number("--window-min") as i64,
+            _ => usage(),
+        }
+    }
+    cfg.threshold_usd = Threshold::Usd(setup.threshold);
+    setup.real = setup.threshold;
+    cfg.window_secs = u32::try_from(setup.window_min * 60).unwrap_or(u32::MAX);
+    let minutes = hours * 60;
+    if let Some(path) = trace_file {
+        let tr = match read_trace(&path) {
+            Ok(t) => t,
+            Err(e) => {
+                eprintln!("night: {e}");
+                std::process::exit(2);
+            }
+        };
+        println!(
+            "night: the trace {path}: {} lines, {} steps, ${:.2} of work; {} slots, threshold ${} per {}-minute {}, {hours}h",
+            tr.lines.len(),
+            tr.lines.iter().map(|l| l.steps.len()).sum::<usize>(),
+            tr.demand,
+            setup.slots,
+            setup.threshold,
+            setup.window_min,
+            setup.window_name()
+        );
+        header();
+        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+            row(
+                "trace",
+                mode,
+                std::slice::from_ref(&tr),
+                &cfg,
+                (minutes, setup),
+                sees,
+            );
+        }
+        return;
+    }
+    println!(
+        "night: {LINES} lines × 8 steps, {} slots, threshold ${} per {}h {}, {hours}h, seeds {first_seed}–{} per distribution",
+        setup.slots,
+        setup.threshold,
+        setup.window_min / 60,
+        setup.window_name(),
+        first_seed + seeds - 1
+    );
+    println!(
+        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {}, server utilisation {}, live cost {}{}",
+        cfg.estimate_quantile * 100.0,
+        cfg.margin,
+        cfg.max_budget_factor,
+        if sees.server { "on" } else { "off" },
+        if sees.live { "on" } else { "off" },
+        if sees.exact_running {
+            ", running steps' true costs known"
+        } else {
+            ""
+        },
+    );
+    if let Some(sigma) = sizes {
+        println!(
+            "planner sizes: each executor step sized xs…xl, off its true cost by a lognormal error of σ {sigma}"
+        );
+    }
+    if calibrate {
+        println!(
+            "calibration: the real limit off the configured ${THRESHOLD} by each offset; \"auto\" between ${} and ${}",
+            cfg.threshold_floor_usd, cfg.threshold_ceiling_usd
+        );
+        for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
+            println!("{}", dist.name());
+            let traces: Vec<Trace> = (first_seed..first_seed + seeds)
+                .map(|s| trace(dist, s, sizes))
+                .collect();
+            calibration_table(&traces, &cfg, (minutes, setup.block), sees);
+        }
+        return;
+    }
+    header();
+    for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
+        let traces: Vec<Trace> = (first_seed..first_seed + seeds)
+            .map(|s| trace(dist, s, sizes))
+            .collect();
+        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+            row(dist.name(), mode, &traces, &cfg, (minutes, setup), sees);
+        }
+    }
+}

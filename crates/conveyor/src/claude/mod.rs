@@ -1,0 +1,14 @@
+//! One headless Claude Code run: `claude -p <prompt> --output-format stream-json --verbose`,
+//! `--session-id` on a session's first run and `--resume` after. The output is streamed to a
+//! log file and parsed as it comes: `system/init` (the session now exists), `rate_limit_event`
+//! (recorded), and the LAST `result` (cost, error, session). `notes/claude-cli.md` has the
+//! observed contract of CLI 2.1.332 that this follows.
+
+mod events;
+mod invocation;
+mod report;
+mod run;
+
+pub use invocation::Invocation;
+pub use report::{Report, Verdict};
+pub use run::{Signal, SignalFuture, run};
