@@ -52,9 +52,7 @@ pub enum EgressError {
     #[error("{0:?} is not a port (1-65535)")]
     Port(String),
     /// An `allow_hosts` entry of another shape than `host`, `host:port`, `*.suffix[:port]`.
-    #[error(
-        "allow_hosts: {entry:?} {why} (write `host`, `host:port`, `*.example.com` or `[::1]:8080`)"
-    )]
+    #[error("{entry:?} {why} (write `host`, `host:port`, `*.example.com` or `[::1]:8080`)")]
     Entry { entry: String, why: &'static str },
     /// `ANTHROPIC_BASE_URL` that is not an `http` or `https` URL with a host.
     #[error("ANTHROPIC_BASE_URL {url:?} {why}")]
