@@ -45,6 +45,7 @@ export const line = (id: string, state: Line['state'], over: Partial<Line> = {})
   park_until: null,
   steps: [],
   denials: [],
+  refusals: [],
   deploys: [],
   planfix_task: null,
   cost_usd: 0,
