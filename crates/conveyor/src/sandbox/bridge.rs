@@ -16,7 +16,7 @@ use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// One TCP address inside the sandbox piped to one Unix socket.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -6,6 +6,8 @@
 //!   socket that admits the API and the project's `allow_hosts` and records every
 //!   [`Refusal`]; [`ApiForward`], a second socket piped straight to the API, for a loopback
 //!   base URL the CLI reaches without the proxy (the tests' mock).
+//! - [`wrap`]: one run's [`Sandbox`]: the paths this machine has for the run's bwrap command
+//!   line, its proxy served while it runs, and what it was refused ([`Found`]) once it ends.
 //! - [`bridge`]: inside, `conveyord bridge`: TCP on the sandbox's loopback piped to those
 //!   sockets, then the agent's command.
 //!
@@ -14,6 +16,8 @@
 
 pub mod bridge;
 pub mod proxy;
+pub mod wrap;
 
 pub use conveyor_core::sandbox::Egress;
 pub use proxy::{ApiForward, Proxy, ProxyBuilder, Refusal};
+pub use wrap::{Found, Sandbox, Setup};

@@ -35,7 +35,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 use crate::clock::Clock;
-use crate::{Error, Result};
+use crate::error::{Error, Result};
 
 /// How long a client may take to send its request head.
 const REQUEST_HEAD_TIMEOUT: Duration = Duration::from_secs(60);
