@@ -103,13 +103,9 @@ impl Plan {
         // children, so the worktree is writable inside a hidden data folder and its `.git` file
         // read-only inside the writable worktree. The same path twice: writable wins over
         // read-only, and either over hidden.
+        mounts.sort_by(|a, b| a.path().cmp(b.path()).then(b.rank().cmp(&a.rank())));
+        mounts.dedup_by(|later, earlier| later.path() == earlier.path());
         mounts.sort_by_key(|m| (m.path().components().count(), m.rank()));
-        mounts.dedup_by(|later, earlier| {
-            later.path() == earlier.path() && {
-                *earlier = later.clone();
-                true
-            }
-        });
         let mut a: Vec<OsString> = vec![self.bwrap.clone().into()];
         let mut push = |words: &[&str]| a.extend(words.iter().map(OsString::from));
         push(&[
@@ -160,6 +156,15 @@ impl Plan {
         if let Some((socket, _)) = &self.forward {
             a.extend(["--ro-bind".into(), socket.clone().into(), API_SOCKET.into()]);
         }
+        // A hidden folder is an empty tmpfs, writable until now (bwrap makes the mount points
+        // of the binds below it there). Read-only from here: `echo x > ../x` from the worktree
+        // is refused as on the system, not written to a scratch that vanishes unseen.
+        for m in &mounts {
+            if let Mount::HideDir(p) = m {
+                a.extend(["--remount-ro".into(), p.clone().into()]);
+            }
+        }
+        a.extend(["--remount-ro".into(), "/run".into()]);
         a.extend(["--chdir".into(), self.chdir.clone().into(), "--".into()]);
         a.extend([
             self.bridge.clone().into(),

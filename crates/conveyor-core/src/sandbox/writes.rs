@@ -14,8 +14,9 @@ static REFUSED: LazyLock<[Regex; 3]> = LazyLock::new(|| {
         Regex::new(r"EROFS: read-only file system, \w+ '([^']+)'").expect("regex"),
         // coreutils, git: `touch: cannot touch '/x': Read-only file system`.
         Regex::new(r"'([^'\n]+)': Read-only file system").expect("regex"),
-        // A shell's redirect: `/bin/bash: line 1: ../x: Read-only file system`.
-        Regex::new(r": ([^\s:'\x22]+): Read-only file system").expect("regex"),
+        // A shell's redirect: `/bin/bash: line 1: ../x: Read-only file system`, dash's
+        // `sh: 1: cannot create /x: Read-only file system`.
+        Regex::new(r"(?:: |cannot create )([^\s:'\x22]+): Read-only file system").expect("regex"),
     ]
 });
 
@@ -80,6 +81,10 @@ mod tests {
         let e = result(json!([{"type": "text",
             "text": "/bin/bash: line 1: ../x: Read-only file system\ntouch: cannot touch '/root/.bashrc': Read-only file system"}]));
         assert_eq!(refused_writes(&e), ["/root/.bashrc", "../x"]);
+        let e = result(json!(
+            "sh: 1: cannot create /srv/p/x: Read-only file system"
+        ));
+        assert_eq!(refused_writes(&e), ["/srv/p/x"]);
     }
 
     #[test]

@@ -42,6 +42,9 @@ fn parents_are_mounted_before_their_children_whatever_the_order_given() {
     let dotgit = at(&w, "--ro-bind", "/var/lib/conveyor/worktrees/L1/.git");
     let line = at(&w, "--ro-bind", "/var/lib/conveyor/lines/L1");
     let agent = at(&w, "--bind", "/var/lib/conveyor/lines/L1/agent");
+    // The hidden folder is made read-only once everything below it is mounted.
+    let ro = at(&w, "--remount-ro", "/var/lib/conveyor");
+    assert!(ro > agent && ro > dotgit, "{w:?}");
     assert!(hide < wt && wt < dotgit, "{w:?}");
     assert!(hide < line && line < agent, "{w:?}");
     // The system comes first, read-only, and /tmp and /run are fresh before anything.
@@ -69,6 +72,8 @@ fn a_hidden_file_is_bound_to_dev_null_and_a_bind_of_the_same_path_wins() {
     let p = plan(vec![
         Mount::HideFile("/etc/conveyor/token".into()),
         Mount::HideDir("/root/.claude".into()),
+        Mount::HideDir("/root/.aws".into()),
+        Mount::ReadOnly("/root/.cargo".into()),
         Mount::Writable("/root/.claude".into()),
     ]);
     let w = words(&p);
@@ -80,6 +85,13 @@ fn a_hidden_file_is_bound_to_dev_null_and_a_bind_of_the_same_path_wins() {
         "{w:?}"
     );
     at(&w, "--bind", "/root/.claude");
+    // Nor is it made read-only at the end, as a hidden folder is.
+    assert!(
+        !w.windows(2)
+            .any(|p| p[0] == "--remount-ro" && p[1] == "/root/.claude"),
+        "{w:?}"
+    );
+    at(&w, "--remount-ro", "/root/.aws");
 }
 
 #[test]
