@@ -12,6 +12,7 @@
 //! `$DATABASE_URL` or `.env.production` than through a URL in the command.
 
 mod production;
+mod public;
 pub mod shell;
 
 use serde::{Deserialize, Serialize};
@@ -45,8 +46,8 @@ pub struct Context {
 /// Why a call is denied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denial {
-    /// Which rule: `publish`, `push`, `message`, `money`, `production`, `planfix`, `access`,
-    /// `project`.
+    /// Which rule: `publish`, `push`, `message`, `money`, `production`, `planfix`, `public`,
+    /// `access`, `project`.
     pub rule: &'static str,
     pub why: String,
 }
@@ -103,6 +104,7 @@ fn bash(command: &str, cx: &Context, env: Env<'_>) -> Option<Denial> {
             .or_else(|| message(s))
             .or_else(|| money(s))
             .or_else(|| planfix(s, cx))
+            .or_else(|| public::public(s))
             .or_else(|| access(s))
         {
             return Some(d);
@@ -345,6 +347,7 @@ fn writes(s: &Simple) -> bool {
             || a.starts_with("--form")
             || a.starts_with("--post-")
             || a.starts_with("--body-")
+            || a.starts_with("--upload-file")
             || a == "-T"
         {
             return true;
