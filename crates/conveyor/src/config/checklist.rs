@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use super::invalid::{NotYetRead, describe_toml_error};
 use crate::error::Error;
+use conveyor_core::guard::Production;
 use conveyor_core::plan::Check;
 use conveyor_core::roles::Roles;
 
@@ -65,6 +66,10 @@ pub struct Checklist {
     /// What the project's agents never do on their own, beside the built-in rules.
     #[serde(default)]
     pub never: Never,
+    /// `[production]`: the variables, hosts and files that hold the project's production
+    /// settings; the guard denies a command that reaches them (`env`, `hosts`, `files`).
+    #[serde(default)]
+    pub production: Production,
     /// `[sandbox]`: what the project's agents may reach beyond their worktree.
     #[serde(default)]
     pub sandbox: ProjectSandbox,
@@ -141,6 +146,11 @@ impl Checklist {
             .iter()
             .map(|p| ("[never] patterns", p))
             .chain(list.external_errors.iter().map(|p| ("external_errors", p)));
+        if let Err(e) = list.production.validate() {
+            return Err(Error::Checklist {
+                message: format!(".conveyor.toml: [production] {e}"),
+            });
+        }
         if let Err(e) = conveyor_core::sandbox::Egress::new(None, &list.sandbox.allow_hosts) {
             return Err(Error::Checklist {
                 message: format!(".conveyor.toml: [sandbox] allow_hosts: {e}"),
@@ -209,6 +219,31 @@ full_level_paths = ["migrations/**"]
             .to_string();
         assert!(e.contains("regresion"), "{e}");
         assert!(e.contains(".conveyor.toml"), "{e}");
+    }
+
+    #[test]
+    fn production_is_read_and_a_bad_entry_is_an_error_that_names_it() {
+        let ok = Checklist::parse(
+            "[production]\nenv = [\"PROD_DATABASE_URL\", \"PROD_*\"]\nhosts = [\"db.prod.example.com\"]\nfiles = [\".env.production\", \"config/prod.*\"]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.production.env, ["PROD_DATABASE_URL", "PROD_*"]);
+        assert_eq!(ok.production.hosts, ["db.prod.example.com"]);
+        assert_eq!(ok.production.files.len(), 2);
+        for (text, names) in [
+            ("env = [\"PROD-DB\"]", "[production] env"),
+            ("hosts = [\"postgres://db.prod/app\"]", "[production] hosts"),
+            ("files = [\"config/[prod\"]", "[production] files"),
+            ("envs = []", "envs"),
+        ] {
+            let e = Checklist::parse(&format!("[production]\n{text}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(".conveyor.toml") && e.contains(names),
+                "{text}: {e}"
+            );
+        }
     }
 
     #[test]
