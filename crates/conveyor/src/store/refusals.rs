@@ -200,7 +200,7 @@ mod tests {
             .await
             .unwrap()
         );
-        let all = of_lines(c, &[line.clone()])
+        let all = of_lines(c, std::slice::from_ref(&line))
             .await
             .unwrap()
             .remove(&line)
