@@ -512,4 +512,50 @@ mod tests {
         drop(sh);
         d.stop().await;
     }
+
+    /// `GET /api/lines/{id}` and `GET /api/lines` carry the line's refusals as the wire says
+    /// (`{step_n, kind, what, at}`), and its question about the host among its questions.
+    #[tokio::test]
+    async fn the_api_shows_the_refusals_on_the_line() {
+        use http_body_util::BodyExt;
+        use tower::ServiceExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let (d, sh, step, runs) = line_with_runs(tmp.path(), 1).await;
+        let refused = [
+            found(RefusalKind::Host, "pypi.org:443", 1_700_000_000_000),
+            found(RefusalKind::Write, "/usr/lib/x", 1_700_000_000_500),
+        ];
+        record_run(&sh, "l", runs[0], &refused).await.unwrap();
+        let get = |uri: &'static str| {
+            let app = crate::api::app(sh.clone());
+            async move {
+                let req = axum::http::Request::get(uri)
+                    .header("authorization", "Bearer t")
+                    .body(axum::body::Body::empty())
+                    .unwrap();
+                let resp = app.oneshot(req).await.unwrap();
+                assert_eq!(resp.status(), axum::http::StatusCode::OK, "{uri}");
+                let body = resp.into_body().collect().await.unwrap().to_bytes();
+                serde_json::from_slice::<serde_json::Value>(&body).unwrap()
+            }
+        };
+        let one = get("/api/lines/l").await;
+        assert_eq!(
+            one["refusals"],
+            serde_json::json!([
+                {"step_n": step.n, "kind": "host", "what": "pypi.org:443",
+                 "at": "2023-11-14T22:13:20.000Z"},
+                {"step_n": step.n, "kind": "write", "what": "/usr/lib/x",
+                 "at": "2023-11-14T22:13:20.500Z"},
+            ])
+        );
+        let questions = one["questions"].as_array().unwrap();
+        assert_eq!(questions.len(), 1);
+        assert_eq!(questions[0]["status"], "validated");
+        assert_eq!(questions[0]["decided_by"], "daemon");
+        let all = get("/api/lines").await;
+        assert_eq!(all[0]["refusals"], one["refusals"]);
+        drop(sh);
+        d.stop().await;
+    }
 }
