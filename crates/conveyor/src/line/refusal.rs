@@ -84,11 +84,12 @@ pub(super) async fn record_run(
             let text = host_question(&target);
             let options = [ALLOWED.to_string(), NOT_NEEDED.to_string()];
             // Reversible and cheap: an `allow_hosts` line comes out as easily as it goes in,
-            // and until Anton answers the line goes on without the host, so nothing is lost by
-            // waiting. Hence not urgent, by day either: the Catcher interrupts him only for
-            // what is irreversible and expensive (the guard's denials). Validated by the
-            // daemon, not the judge: only Anton edits what a project's sandbox lets through,
-            // and no agent can (`.conveyor.toml` is read from main).
+            // and until Anton answers the line goes on without the host (it waits for him only
+            // once its steps are done, as for any open question). Hence not urgent, by day
+            // either: the Catcher interrupts him only for what is irreversible and expensive
+            // (the guard's denials). Validated by the daemon, not the judge: only Anton edits
+            // what a project's sandbox lets through, and no agent can (`.conveyor.toml` is
+            // read from main).
             let q = questions::DaemonQuestion {
                 text: &text,
                 options: &options,
@@ -119,7 +120,7 @@ pub(super) async fn record_run(
         run = run_id,
         refused = new.len(),
         asked,
-        first = %listed.join("; "),
+        what = %listed.join("; "),
         "the sandbox refused the agent"
     );
     sh.announce_questions(line_id, asked);
