@@ -118,6 +118,10 @@ async fn what_an_agent_must_never_do_has_no_effect_is_recorded_and_the_line_goes
         bash(&format!(
             "curl -s -m 5 http://127.0.0.1:{port}/direct; curl -s -m 5 --noproxy '' -x http://127.0.0.1:3128 http://127.0.0.1:{port}/proxied; curl -s -m 5 https://example.com/ -o /dev/null; true"
         )),
+        // The ordinary work: edit, test, commit on its branch (so that HEAD is ahead of the
+        // other refs below, and moving one to it moves it).
+        write("feature.txt", "the feature\n"),
+        bash("test -f feature.txt && git add -A && git commit -qm 'feature' && echo committed"),
         // Refs: a foreign repository, main, another line's branch, a new branch.
         bash(&format!("git push {:?} HEAD:refs/heads/stolen", foreign)),
         bash(&format!(
@@ -130,16 +134,36 @@ async fn what_an_agent_must_never_do_has_no_effect_is_recorded_and_the_line_goes
         bash(
             "nohup sleep 987 >/dev/null 2>&1 & setsid sleep 986 >/dev/null 2>&1 < /dev/null & true",
         ),
-        // And the ordinary work: edit, test, commit on its branch.
-        write("feature.txt", "the feature\n"),
-        bash("test -f feature.txt && git add -A && git commit -qm 'feature' && echo committed"),
+        // A subagent tries the same: its prompt carries a step header of its own kind, so the
+        // mock plays it the "subagent" script (in its parent's session).
+        json!({"tool": "Task", "input": {"description": "try", "subagent_type": "general-purpose",
+            "prompt": format!("conveyor step 2 attempt 1 · subagent · line {} \"red\"\nTry.", line.id)}}),
         text("done"),
     ];
     d.mock()
-        .script(
-            &line.session_id,
-            json!({"1": [write_plan(&plan), text("planned")], "2": attempts}),
+        .script_line(
+            &line.id,
+            "subagent",
+            json!({"*": [
+                bash(&format!(
+                    "echo x > {:?}; curl -s -m 5 https://sub.example.org/ -o /dev/null; git branch line/subbranch; true",
+                    repo.join("sub-pwned.txt")
+                )),
+                text("the sandbox stopped me"),
+            ]}),
         )
+        .await;
+    // By line and kind, not by session: the subagent's requests come in its parent's session,
+    // and a session's own script would win over the subagent's.
+    d.mock()
+        .script_line(
+            &line.id,
+            "planner",
+            json!({"*": [write_plan(&plan), text("planned")]}),
+        )
+        .await;
+    d.mock()
+        .script_line(&line.id, "executor", json!({"2": attempts}))
         .await;
 
     let c2 = c.clone();
@@ -168,6 +192,7 @@ async fn what_an_agent_must_never_do_has_no_effect_is_recorded_and_the_line_goes
         wt.parent().unwrap().join("escape-write.txt"),
         repo.join("pwned.txt"),
         repo.join("pwned-write.txt"),
+        repo.join("sub-pwned.txt"),
     ] {
         assert!(!p.exists(), "{} was written", p.display());
     }
@@ -205,7 +230,11 @@ async fn what_an_agent_must_never_do_has_no_effect_is_recorded_and_the_line_goes
     assert_eq!(git(&repo, &["rev-parse", "main"]), main_before);
     assert_eq!(git(&repo, &["rev-parse", "line/other"]), other_before);
     assert!(
-        git(&repo, &["branch", "--list", "line/newone"]).is_empty(),
+        git(
+            &repo,
+            &["branch", "--list", "line/newone", "line/subbranch"]
+        )
+        .is_empty(),
         "a new branch stayed"
     );
     assert!(processes(&["sleep", "987"]).is_empty() && processes(&["sleep", "986"]).is_empty());
@@ -236,6 +265,13 @@ async fn what_an_agent_must_never_do_has_no_effect_is_recorded_and_the_line_goes
         (RefusalKind::Host, "example.com:443".to_string()),
         (RefusalKind::Ref, "refs/heads/line/other".to_string()),
         (RefusalKind::Ref, "refs/heads/line/newone".to_string()),
+        // The subagent's.
+        (
+            RefusalKind::Write,
+            repo.join("sub-pwned.txt").display().to_string(),
+        ),
+        (RefusalKind::Host, "sub.example.org:443".to_string()),
+        (RefusalKind::Ref, "refs/heads/line/subbranch".to_string()),
     ] {
         assert!(
             has(kind, &part),
