@@ -33,6 +33,10 @@ export const ru = {
   'preflight.banner': 'Шаги не запускаются, пока это не исправлено',
   'preflight.bannerProject': 'Линии этих проектов ждут исправления',
   'preflight.openSettings': 'Открыть настройки',
+  'preflight.sandboxOff':
+    'Песочница выключена: агенты работают без bubblewrap, и ничто, кроме защиты, не мешает им писать вне рабочего дерева линии, ходить на любые хосты и двигать чужие ветки',
+  'preflight.sandboxOffFix':
+    'поставьте [sandbox] mode = "required" в conveyor.toml демона и установите bubblewrap (apt install bubblewrap)',
 };
 
 export const en: Record<keyof typeof ru, string> = {
@@ -67,4 +71,8 @@ export const en: Record<keyof typeof ru, string> = {
   'preflight.banner': 'No step starts until this is fixed',
   'preflight.bannerProject': "These projects' lines wait for a fix",
   'preflight.openSettings': 'Open Settings',
+  'preflight.sandboxOff':
+    "The sandbox is off: agents run without bubblewrap, and nothing but the guard stops them writing outside the line's worktree, reaching any host or moving other branches",
+  'preflight.sandboxOffFix':
+    'set [sandbox] mode = "required" in the daemon\'s conveyor.toml and install bubblewrap (apt install bubblewrap)',
 };
