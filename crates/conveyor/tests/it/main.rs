@@ -18,6 +18,7 @@ mod line_e2e;
 mod mcp;
 mod roles;
 mod sandbox_net;
+mod sandbox_preflight;
 mod sandbox_red;
 mod storm;
 mod support;
