@@ -1,7 +1,10 @@
 //! A repository's refs before and after an agent run. The sandbox leaves a run the folders git
 //! needs for the line's commits, and those hold every line's branch (`refs/heads/line/`): what
-//! the binds cannot stop, this puts back. Every ref other than the line's own branch ends the
-//! run where it began; what moved is reported, to be recorded on the line.
+//! the binds cannot stop, this puts back. Every other ref (main, tags, remotes) is read-only in
+//! the sandbox, and `packed-refs` with it: the run can neither move nor delete one. So only the
+//! writable folder is looked at, and a deletion there is never undone: the run cannot delete
+//! (that locks `packed-refs`), while the daemon does when Anton accepts a line. Looking wider
+//! would undo what others did meanwhile: Anton's commit on main, a merge.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -24,8 +27,8 @@ pub struct Moved {
     pub name: String,
     /// Before the run (`None`: the run created it).
     pub before: Option<String>,
-    /// After it (`None`: the run deleted it).
-    pub after: Option<String>,
+    /// After it.
+    pub after: String,
 }
 
 impl std::fmt::Display for Moved {
@@ -39,7 +42,7 @@ impl std::fmt::Display for Moved {
             "{}: {} -> {}",
             self.name,
             short(&self.before),
-            short(&self.after)
+            short(&Some(self.after.clone()))
         )
     }
 }
@@ -74,39 +77,40 @@ pub async fn snapshot(repo: &Path) -> Result<Refs> {
     ))
 }
 
-/// Puts every ref but `keep` back where `before` had it: moved ones moved back, created ones
-/// deleted, deleted ones made again. Returns what it put back; a ref it could not put back is
-/// an error naming it (the others are still put back first).
+/// Puts every ref under `scope` but `keep` back where `before` had it: moved ones moved back,
+/// created ones deleted. Returns what it put back; a ref it could not put back is an error
+/// naming it (the others are still put back first).
 ///
 /// # Errors
 /// Git errors.
-pub async fn restore(repo: &Path, before: &Refs, keep: &str) -> Result<Vec<Moved>> {
+pub async fn restore(repo: &Path, before: &Refs, scope: &str, keep: &str) -> Result<Vec<Moved>> {
     let after = snapshot(repo).await?;
     let mut moved = Vec::new();
     let names: std::collections::BTreeSet<&String> =
         before.0.keys().chain(after.0.keys()).collect();
     for name in names {
-        if name == keep {
+        if name == keep || !name.starts_with(scope) {
             continue;
         }
-        let (b, a) = (before.0.get(name), after.0.get(name));
-        if b == a {
+        let (b, Some(a)) = (before.0.get(name), after.0.get(name)) else {
+            continue;
+        };
+        if b == Some(a) {
             continue;
         }
         moved.push(Moved {
             name: name.clone(),
             before: b.cloned(),
-            after: a.cloned(),
+            after: a.clone(),
         });
     }
     let to_the_end = CancellationToken::new();
     let mut failed = None;
     for m in &moved {
-        let args: Vec<&str> = match (&m.before, &m.after) {
-            (Some(b), Some(a)) => vec!["update-ref", "--no-deref", "-m", PUT_BACK, &m.name, b, a],
-            (Some(b), None) => vec!["update-ref", "--no-deref", "-m", PUT_BACK, &m.name, b],
-            (None, Some(a)) => vec!["update-ref", "--no-deref", "-d", &m.name, a],
-            (None, None) => continue,
+        let a = &m.after;
+        let args: Vec<&str> = match &m.before {
+            Some(b) => vec!["update-ref", "--no-deref", "-m", PUT_BACK, &m.name, b, a],
+            None => vec!["update-ref", "--no-deref", "-d", &m.name, a],
         };
         if let Err(e) = git(repo, &args, &to_the_end).await {
             failed.get_or_insert(e);
@@ -115,5 +119,70 @@ pub async fn restore(repo: &Path, before: &Refs, keep: &str) -> Result<Vec<Moved
     match failed {
         Some(e) => Err(e),
         None => Ok(moved),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let o = std::process::Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
+    /// Only the run's writable folder is put back, and never by undoing a deletion: what
+    /// Anton or the daemon did meanwhile elsewhere (a commit on main, an accepted line's branch
+    /// deleted) stays.
+    #[tokio::test]
+    async fn only_the_runs_folder_of_refs_is_put_back_and_no_deletion_undone() {
+        let d = tempfile::tempdir().unwrap();
+        let r = d.path();
+        git(r, &["init", "-q", "-b", "main"]);
+        git(r, &["commit", "-q", "--allow-empty", "-m", "one"]);
+        for b in ["line/own", "line/other", "line/gone"] {
+            git(r, &["branch", b]);
+        }
+        let first = git(r, &["rev-parse", "main"]);
+        let before = snapshot(r).await.unwrap();
+        git(r, &["commit", "-q", "--allow-empty", "-m", "two"]);
+        let second = git(r, &["rev-parse", "main"]);
+        for args in [
+            &["branch", "-f", "line/own", "main"][..],
+            &["branch", "-f", "line/other", "main"],
+            &["branch", "line/new"],
+            &["branch", "-D", "line/gone"],
+            &["tag", "t1"],
+        ] {
+            git(r, args);
+        }
+        let moved = restore(r, &before, "refs/heads/line/", "refs/heads/line/own")
+            .await
+            .unwrap();
+        let names: Vec<&str> = moved.iter().map(|m| m.name.as_str()).collect();
+        assert_eq!(names, ["refs/heads/line/new", "refs/heads/line/other"]);
+        assert_eq!(git(r, &["rev-parse", "line/other"]), first);
+        assert_eq!(git(r, &["rev-parse", "line/own"]), second);
+        assert_eq!(git(r, &["rev-parse", "main"]), second);
+        assert!(git(r, &["branch", "--list", "line/new", "line/gone"]).is_empty());
+        assert_eq!(git(r, &["tag", "--list"]), "t1");
+        assert_eq!(
+            moved[1].to_string(),
+            format!(
+                "refs/heads/line/other: {} -> {}",
+                &first[..12],
+                &second[..12]
+            )
+        );
     }
 }

@@ -57,6 +57,8 @@ pub struct Sandbox {
     refs: Refs,
     repo: PathBuf,
     branch: String,
+    /// The refs the run can write: `refs/heads/line/`.
+    scope: String,
     sockets: PathBuf,
     clock: Arc<dyn crate::clock::Clock>,
 }
@@ -183,6 +185,7 @@ impl Sandbox {
             refs,
             repo: s.repo.to_path_buf(),
             branch: format!("refs/heads/{}", s.branch),
+            scope: ref_scope(s.branch),
             sockets,
             clock: sh.clock.clone(),
         })
@@ -215,7 +218,7 @@ impl Sandbox {
         let _ = std::fs::remove_dir_all(&self.sockets);
         let now = self.clock.now_ms();
         let mut found = std::mem::take(&mut *self.hosts.lock().expect("refusals poisoned"));
-        match refs::restore(&self.repo, &self.refs, &self.branch).await {
+        match refs::restore(&self.repo, &self.refs, &self.scope, &self.branch).await {
             Ok(moved) => found.extend(moved.into_iter().map(|m| Found {
                 kind: RefusalKind::Ref,
                 what: m.to_string(),
@@ -362,6 +365,14 @@ fn mounts(sh: &Shared, s: &Setup<'_>) -> Result<Vec<Mount>> {
     Ok(m)
 }
 
+/// The folder of refs a run can write: its branch's (`refs/heads/line/` for `line/<id>`).
+fn ref_scope(branch: &str) -> String {
+    match branch.rsplit_once('/') {
+        Some((dir, _)) => format!("refs/heads/{dir}/"),
+        None => "refs/heads/".to_string(),
+    }
+}
+
 /// What a commit on the line's branch writes in the repository's `.git`: the objects, the
 /// `line/` branches and their logs, and the worktree's own folder (index, HEAD). The
 /// worktree's `.git` file stays read-only: rewritten, it would send the daemon's own git to a
@@ -390,11 +401,7 @@ fn git_mounts(worktree: &Path, branch: &str) -> Result<Vec<Mount>> {
     ];
     // The folder of the branch's ref (`refs/heads/line/`) and of its log: a ref is written as
     // a lock file beside it and renamed. `git pack-refs` removes empty ones: made again first.
-    let parent = Path::new("refs/heads")
-        .join(branch)
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_else(|| PathBuf::from("refs/heads"));
+    let parent = PathBuf::from(ref_scope(branch).trim_end_matches('/'));
     for dir in [common.join(&parent), common.join("logs").join(&parent)] {
         std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
         m.push(Mount::Writable(dir));
