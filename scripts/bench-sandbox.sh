@@ -5,7 +5,8 @@
 # socket bound in) and `conveyord bridge` inside it, against the bare command; then the memory of
 # those processes while a run goes on.
 #
-#   scripts/bench-sandbox.sh [PAIRS]        (default 30; needs bwrap and a release conveyord)
+#   scripts/bench-sandbox.sh [PAIRS]        (default 30; needs bwrap)
+#   CONVEYORD=path/to/conveyord scripts/bench-sandbox.sh    (a release binary already built)
 #
 # Prints the median wall time of each side over PAIRS runs taken in turn (sandboxed, bare, ...),
 # the median of the pairs' differences, and each process's RSS, PSS and anonymous memory.
@@ -13,9 +14,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-30}
 command -v bwrap >/dev/null || { echo "bwrap is missing: apt install bubblewrap" >&2; exit 1; }
-target=${CARGO_TARGET_DIR:-target}
-cargo build --release --quiet -p conveyor --bin conveyord
-bin=$(realpath "$target/release/conveyord")
+if [ -z "${CONVEYORD:-}" ]; then
+  cargo build --release --quiet -p conveyor --bin conveyord
+  CONVEYORD=${CARGO_TARGET_DIR:-target}/release/conveyord
+fi
+bin=$(realpath "$CONVEYORD")
 
 dir=$(mktemp -d /var/tmp/bench-sandbox.XXXXXX)
 trap 'rm -rf "$dir"' EXIT

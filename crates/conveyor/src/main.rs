@@ -62,26 +62,33 @@ enum Cmd {
     /// Unix socket (the run's proxy), then run the command after `--` and exit with its code.
     /// Without a command, serve until killed. Prints nothing.
     #[command(hide = true)]
-    Bridge {
-        /// Where the sandbox's proxy variables point (`127.0.0.1:3128`).
-        #[arg(long, requires = "socket")]
-        listen: Option<std::net::SocketAddr>,
-        /// The run's proxy socket, bound into the sandbox.
-        #[arg(long, requires = "listen")]
-        socket: Option<PathBuf>,
-        /// A loopback API base URL's address (`127.0.0.1:<port>`), reached without the proxy.
-        #[arg(long, requires = "forward_socket")]
-        forward: Option<std::net::SocketAddr>,
-        /// The run's API forward socket, bound into the sandbox.
-        #[arg(long, requires = "forward")]
-        forward_socket: Option<PathBuf>,
-        /// The command to run once the bridge listens (the agent).
-        #[arg(last = true)]
-        command: Vec<std::ffi::OsString>,
-    },
+    Bridge(BridgeArgs),
     /// The hooks of a judge's or a checking role's run, run by the agent CLI (not for people).
     #[command(subcommand, hide = true)]
     Hook(HookCmd),
+}
+
+/// Inside an agent's sandbox: listen on loopback and pipe each connection to the daemon's Unix
+/// socket (the run's proxy), then run the command after `--` and exit with its code. Without a
+/// command, serve until killed. Prints nothing.
+#[derive(Parser)]
+#[command(name = "bridge", bin_name = "conveyord bridge")]
+struct BridgeArgs {
+    /// Where the sandbox's proxy variables point (`127.0.0.1:3128`).
+    #[arg(long, requires = "socket")]
+    listen: Option<std::net::SocketAddr>,
+    /// The run's proxy socket, bound into the sandbox.
+    #[arg(long, requires = "listen")]
+    socket: Option<PathBuf>,
+    /// A loopback API base URL's address (`127.0.0.1:<port>`), reached without the proxy.
+    #[arg(long, requires = "forward_socket")]
+    forward: Option<std::net::SocketAddr>,
+    /// The run's API forward socket, bound into the sandbox.
+    #[arg(long, requires = "forward")]
+    forward_socket: Option<PathBuf>,
+    /// The command to run once the bridge listens (the agent).
+    #[arg(last = true)]
+    command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Subcommand)]
@@ -138,6 +145,11 @@ struct Connect {
 }
 
 fn main() -> anyhow::Result<()> {
+    // The bridge lives for the whole of every agent run, in its sandbox: it starts before the
+    // rest (no log subscriber, not the daemon's whole command line), which keeps it small.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "bridge") {
+        return bridge(BridgeArgs::parse_from(std::env::args_os().skip(1)));
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -156,28 +168,7 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(if blocking { 2 } else { 0 });
         }
         Cmd::Hook(h) => return hook(h),
-        Cmd::Bridge {
-            listen,
-            socket,
-            forward,
-            forward_socket,
-            command,
-        } => {
-            let pipes = [(listen, socket), (forward, forward_socket)]
-                .into_iter()
-                .filter_map(|(listen, socket)| {
-                    Some(conveyor::sandbox::bridge::Pipe {
-                        listen: listen?,
-                        socket: socket?,
-                    })
-                })
-                .collect::<Vec<_>>();
-            anyhow::ensure!(
-                !pipes.is_empty(),
-                "give --listen and --socket, or --forward and --forward-socket"
-            );
-            return bridge(&pipes, &command);
-        }
+        Cmd::Bridge(args) => return bridge(args),
         Cmd::Lines {
             state,
             project,
@@ -292,18 +283,32 @@ fn check(c: &Connect) -> anyhow::Result<bool> {
 }
 
 /// `conveyord bridge`: listens, then runs the command and exits with its code (or serves on).
-fn bridge(
-    pipes: &[conveyor::sandbox::bridge::Pipe],
-    command: &[std::ffi::OsString],
-) -> anyhow::Result<()> {
+fn bridge(args: BridgeArgs) -> anyhow::Result<()> {
     use conveyor::sandbox::bridge;
-    bridge::Bridge::bind(pipes).context("listening")?.start();
+    let pipes = [
+        (args.listen, args.socket),
+        (args.forward, args.forward_socket),
+    ]
+    .into_iter()
+    .filter_map(|(listen, socket)| {
+        Some(bridge::Pipe {
+            listen: listen?,
+            socket: socket?,
+        })
+    })
+    .collect::<Vec<_>>();
+    anyhow::ensure!(
+        !pipes.is_empty(),
+        "give --listen and --socket, or --forward and --forward-socket"
+    );
+    let command = args.command;
+    bridge::Bridge::bind(&pipes).context("listening")?.start();
     if command.is_empty() {
         loop {
             std::thread::park();
         }
     }
-    let code = bridge::run(command).context("running the command")?;
+    let code = bridge::run(&command).context("running the command")?;
     std::process::exit(code);
 }
 
