@@ -16,6 +16,36 @@ pub const API_SOCKET: &str = "/run/conveyor/api.sock";
 /// The bridge's proxy address inside: what `HTTPS_PROXY` names.
 pub const PROXY_LISTEN: &str = "127.0.0.1:3128";
 
+/// The options every run's bwrap starts with, before its own paths: what the preflight's probe
+/// tries too, so a machine that passes the probe can start a run.
+pub const BASE: &[&str] = &[
+    // Everything of the run dies with the daemon's end of it, and nothing it starts
+    // outlives the run (its own PID namespace; `nohup … &` included).
+    "--die-with-parent",
+    "--unshare-all",
+    // As root, bwrap keeps root's capabilities in the new namespace, and with them an
+    // agent can `umount` a hiding tmpfs or remount `/` writable: drop them all.
+    "--cap-drop",
+    "ALL",
+    // No `TIOCSTI` into the daemon's terminal.
+    "--new-session",
+    "--ro-bind",
+    "/",
+    "/",
+    "--dev",
+    "/dev",
+    "--proc",
+    "/proc",
+    // A fresh /tmp (the run's temp folder) and /run (the host's sockets: dbus, a
+    // database's, docker's, are reachable across network namespaces).
+    "--tmpfs",
+    "/tmp",
+    "--tmpfs",
+    "/run",
+    "--dir",
+    "/run/conveyor",
+];
+
 /// One path of the run's view, beyond the read-only system.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Mount {
@@ -107,34 +137,7 @@ impl Plan {
         mounts.dedup_by(|later, earlier| later.path() == earlier.path());
         mounts.sort_by_key(|m| (m.path().components().count(), m.rank()));
         let mut a: Vec<OsString> = vec![self.bwrap.clone().into()];
-        let mut push = |words: &[&str]| a.extend(words.iter().map(OsString::from));
-        push(&[
-            // Everything of the run dies with the daemon's end of it, and nothing it starts
-            // outlives the run (its own PID namespace; `nohup … &` included).
-            "--die-with-parent",
-            "--unshare-all",
-            // As root, bwrap keeps root's capabilities in the new namespace, and with them an
-            // agent can `umount` a hiding tmpfs or remount `/` writable: drop them all.
-            "--cap-drop",
-            "ALL",
-            // No `TIOCSTI` into the daemon's terminal.
-            "--new-session",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--proc",
-            "/proc",
-            // A fresh /tmp (the run's temp folder) and /run (the host's sockets: dbus, a
-            // database's, docker's, are reachable across network namespaces).
-            "--tmpfs",
-            "/tmp",
-            "--tmpfs",
-            "/run",
-            "--dir",
-            "/run/conveyor",
-        ]);
+        a.extend(BASE.iter().map(OsString::from));
         for m in &mounts {
             let p = m.path().as_os_str().to_os_string();
             let (what, from): (&str, OsString) = match m {

@@ -14,23 +14,14 @@ use crate::config::SandboxMode;
 use crate::error::{Error, Result};
 use crate::exec;
 
-/// The probe's flags before its command: every namespace the runner unshares, bwrap tied to
-/// its parent, capabilities dropped (as root bwrap keeps them otherwise), the system
-/// read-only, its own `/dev` and `/proc`.
-const PROBE_FLAGS: [&str; 12] = [
-    "--unshare-all",
-    "--die-with-parent",
-    "--cap-drop",
-    "ALL",
-    "--ro-bind",
-    "/",
-    "/",
-    "--dev",
-    "/dev",
-    "--proc",
-    "/proc",
-    "--",
-];
+/// The probe's flags before its command: exactly those every run's bwrap starts with
+/// (`conveyor_core::sandbox::BASE`: every namespace unshared, bwrap tied to its parent,
+/// capabilities dropped, the system read-only, its own `/dev`, `/proc`, `/tmp` and `/run`).
+fn probe_flags() -> Vec<&'static str> {
+    let mut flags = conveyor_core::sandbox::BASE.to_vec();
+    flags.push("--");
+    flags
+}
 
 /// The kernel settings that decide whether an unprivileged user may make a user namespace:
 /// each one present is named in the message of a failed probe.
@@ -61,7 +52,7 @@ pub(super) async fn sandbox(sh: &Context<'_>, config_file: &str) -> PreflightIte
         Ok(v) => v,
         Err(blocking) => return blocking,
     };
-    let mut args = PROBE_FLAGS.to_vec();
+    let mut args = probe_flags();
     args.push(true_bin());
     let probe = as_agent(sh, bwrap, root, &args).await;
     let user = sh.agent_user.map(|u| u.name.as_str());
@@ -136,7 +127,7 @@ pub(super) fn probe_item(
     let who = user.map_or("the daemon's user".to_string(), |u| format!("the user {u}"));
     let by_hand = format!(
         "run `{bin} {} {}` as {who} to see why",
-        PROBE_FLAGS.join(" "),
+        probe_flags().join(" "),
         true_bin()
     );
     match probe {
@@ -361,7 +352,7 @@ mod tests {
         assert!(i.message.contains(odd.trim()), "{}", i.message);
         let fix = i.fix.unwrap();
         assert!(
-            fix.starts_with("run `/usr/bin/bwrap --unshare-all --die-with-parent --cap-drop ALL --ro-bind / / --dev /dev --proc /proc -- ")
+            fix.starts_with("run `/usr/bin/bwrap --die-with-parent --unshare-all --cap-drop ALL --new-session --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --dir /run/conveyor -- ")
                 && fix.ends_with("` as the user conveyor to see why"),
             "{fix}"
         );

@@ -124,7 +124,7 @@ async fn no_user_namespaces_left_blocks_with_the_sysctl_that_gives_them_back() {
     let probe = calls.next().unwrap();
     assert!(
         probe.starts_with(
-            "--unshare-all --die-with-parent --cap-drop ALL --ro-bind / / --dev /dev --proc /proc -- /"
+            "--die-with-parent --unshare-all --cap-drop ALL --new-session --ro-bind / / --dev /dev --proc /proc --tmpfs /tmp --tmpfs /run --dir /run/conveyor -- /"
         ) && probe.ends_with("/true"),
         "{probe}"
     );
