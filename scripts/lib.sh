@@ -30,6 +30,11 @@ apt_pkgs() {
 # The system packages the desktop app needs to build (webkit2gtk) and to be tested headless.
 TAURI_BUILD_PKGS=(libwebkit2gtk-4.1-dev libdbus-1-dev build-essential pkg-config libssl-dev file)
 TAURI_TEST_PKGS=(xvfb xauth webkit2gtk-driver)
+# What the conveyor daemon runs, in pult or alone: git, and bubblewrap, the sandbox of every
+# agent run (without it the preflight blocks every step; the packages depend on both).
+CONVEYOR_RUNTIME_PKGS=(git bubblewrap)
+# What only its tests run: curl, through the sandbox's proxy (tests/it/sandbox_net.rs).
+CONVEYOR_TEST_PKGS=(curl)
 
 # npm_deps: install the node packages of package-lock.json when node_modules is missing or
 # older than the lock file. `npm install`, not `npm ci`: vite 8 names an optional,

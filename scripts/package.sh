@@ -48,7 +48,8 @@ deb_conveyord() {
   install -m 0644 "$src/copyright" "$root/usr/share/doc/conveyord/copyright"
   install -m 0755 "$src/postinst" "$src/prerm" "$src/postrm" "$root/DEBIAN/"
   install -m 0644 "$src/conffiles" "$root/DEBIAN/conffiles"
-  depends="adduser, git, $(shlibs "$bin")"
+  # bubblewrap: the agents' sandbox (DESIGN.md, "Containment"); without it the preflight blocks every step.
+  depends="adduser, git, bubblewrap, $(shlibs "$bin")"
   sed -e "s|@VERSION@|$version|" -e "s|@ARCH@|$arch|" -e "s|@DEPENDS@|$depends|" \
     -e "s|@INSTALLED_SIZE@|$(du -sk --exclude=DEBIAN "$root" | cut -f1)|" \
     "$src/control.in" >"$root/DEBIAN/control"

@@ -6,7 +6,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 . scripts/lib.sh
 
-apt_pkgs "${TAURI_BUILD_PKGS[@]}"
+apt_pkgs "${TAURI_BUILD_PKGS[@]}" "${CONVEYOR_RUNTIME_PKGS[@]}"
 npm_deps
 build_app
 app="${CARGO_TARGET_DIR:-$root/target}/debug/pult"

@@ -23,7 +23,7 @@ case "$what" in e2e | nextest | both) ;; *) usage ;; esac
 
 export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 set -e
-apt_pkgs git stress-ng "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
+apt_pkgs stress-ng "${CONVEYOR_RUNTIME_PKGS[@]}" "${CONVEYOR_TEST_PKGS[@]}" "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
 npm_deps
 fuzz_venv
 cargo_need cargo-nextest cargo-nextest

@@ -18,7 +18,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 (
   set -e
   disk_room
-  apt_pkgs git "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
+  apt_pkgs "${CONVEYOR_RUNTIME_PKGS[@]}" "${CONVEYOR_TEST_PKGS[@]}" "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
   command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
   npm_deps
   fuzz_venv

@@ -9,7 +9,7 @@ export type PreflightLevel = "ok" | "warning" | "blocking";
 
 export type PreflightScope = "daemon" | "project";
 
-export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "judge_hooks" | "git" | "git_identity" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command" | "tests_paths" | "catcher" | "planfix" | "vault";
+export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "judge_hooks" | "git" | "git_identity" | "sandbox" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command" | "tests_paths" | "catcher" | "planfix" | "vault";
 
 export type PreflightItem = { code: PreflightCode, level: PreflightLevel, scope: PreflightScope, 
 /**
@@ -87,6 +87,10 @@ reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>,
  */
 denials: Array<Denial>, 
 /**
+ * What the sandbox refused the line's agents (writes, hosts, refs), oldest first.
+ */
+refusals: Array<Refusal>, 
+/**
  * The line's deploys after its merges, oldest first.
  */
 deploys: Array<Deploy>, 
@@ -127,6 +131,10 @@ reason_code: ReasonCode | null, park_until: string | null, steps: Array<Step>,
  * from doing, oldest first.
  */
 denials: Array<Denial>, 
+/**
+ * What the sandbox refused the line's agents (writes, hosts, refs), oldest first.
+ */
+refusals: Array<Refusal>, 
 /**
  * The line's deploys after its merges, oldest first.
  */
@@ -212,6 +220,14 @@ export type Denial = { step_n: number, tool_name: string,
  * The call's input as the CLI reported it (a Bash `command`, a `file_path`, …).
  */
 input: unknown, at: string, };
+
+export type RefusalKind = "write" | "host" | "ref";
+
+export type Refusal = { step_n: number, kind: RefusalKind, 
+/**
+ * What was tried: the path, `host:port`, or `refs/heads/x: <old> -> <new>`.
+ */
+what: string, at: string, };
 
 export type DeployOutcome = "running" | "green" | "rolled_back" | "red";
 

@@ -35,6 +35,8 @@ pub fn typescript() -> String {
         StepState::decl(),
         Step::decl(),
         Denial::decl(),
+        RefusalKind::decl(),
+        Refusal::decl(),
         DeployOutcome::decl(),
         Deploy::decl(),
         HealthCheck::decl(),

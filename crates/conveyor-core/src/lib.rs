@@ -9,7 +9,9 @@
 //! - [`guard`]: what a shell command or a write does, and whether an agent may do it alone;
 //! - [`line`]: what a line needs next;
 //! - [`night`]: the hours in which nothing is sent to Anton; [`text`]: text as compared for
-//!   duplicates.
+//!   duplicates;
+//! - [`sandbox`]: where an agent's run may connect, and how the daemon's proxy reads the
+//!   requests it is asked to pass.
 //!
 //! Nothing here reads a clock, opens a database or starts a process: what a decision looks at
 //! comes in as an argument ("now" too), so the daemon and the night simulator run the same
@@ -22,4 +24,5 @@ pub mod line;
 pub mod night;
 pub mod plan;
 pub mod roles;
+pub mod sandbox;
 pub mod text;

@@ -32,20 +32,28 @@ pub fn quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "'\\''"))
 }
 
-/// Writes the hook for `checks` into `dir` (named after `tag`).
+/// Where a run's hook goes: its script and settings where the agent cannot change them, its
+/// rounds where the hook (which runs as the agent) can count them.
+#[derive(Debug, Clone, Copy)]
+pub struct Dirs<'a> {
+    pub scripts: &'a Path,
+    pub state: &'a Path,
+}
+
+/// Writes the hook for `checks` into `dirs` (named after `tag`).
 ///
 /// # Errors
 /// [`Error::Io`].
 pub fn write(
-    dir: &Path,
+    dirs: &Dirs<'_>,
     tag: &str,
     checks: &[Check],
     rounds: u32,
     pre_tool: &[(&str, &str)],
 ) -> Result<Hook> {
-    let script = dir.join(format!("stop-hook-{tag}.sh"));
-    let settings = dir.join(format!("settings-{tag}.json"));
-    let state = dir.join(format!("stop-hook-{tag}.state"));
+    let script = dirs.scripts.join(format!("stop-hook-{tag}.sh"));
+    let settings = dirs.scripts.join(format!("settings-{tag}.json"));
+    let state = dirs.state.join(format!("stop-hook-{tag}.state"));
     let mut body = String::new();
     body.push_str(
         "#!/bin/sh\n# Stop hook written by conveyor: blocks while the step's checks are red.\n",
@@ -203,7 +211,17 @@ mod tests {
             cmd: "grep -q \"good\" f.txt && echo 'fine'".into(),
             expect_exit: 0,
         }];
-        let h = write(d.path(), "t", &checks, 2, &[]).unwrap();
+        let h = write(
+            &Dirs {
+                scripts: d.path(),
+                state: d.path(),
+            },
+            "t",
+            &checks,
+            2,
+            &[],
+        )
+        .unwrap();
         std::fs::write(d.path().join("f.txt"), "bad \"quoted\"\tno such file\n").unwrap();
         for _ in 0..2 {
             let out = run_hook(&h, d.path());
@@ -232,7 +250,17 @@ mod tests {
                 cmd: cmd.into(),
                 expect_exit: 0,
             }];
-            let h = write(d.path(), "v", &checks, 3, &[]).unwrap();
+            let h = write(
+                &Dirs {
+                    scripts: d.path(),
+                    state: d.path(),
+                },
+                "v",
+                &checks,
+                3,
+                &[],
+            )
+            .unwrap();
             let out = run_hook(&h, d.path());
             let v: serde_json::Value = serde_json::from_str(out.trim()).expect(&out);
             assert_eq!(v["decision"], "block");

@@ -31,6 +31,7 @@ pub mod preflight;
 pub(crate) mod prompt;
 mod recovery;
 pub mod roles;
+pub mod sandbox;
 mod scheduler;
 mod state;
 pub(crate) mod store;

@@ -2,7 +2,7 @@
 //! daemon's budget looks like. `conveyord check`: its preflight. `conveyord lines` and
 //! `conveyord line add | priority | cancel`: the queue. Every subcommand but `serve` is a
 //! client of a running daemon's API, except `hook`, which the agent CLI runs as a judge's
-//! hooks.
+//! hooks, and `bridge`, the network's way out of an agent's sandbox.
 
 mod cli;
 
@@ -58,9 +58,37 @@ enum Cmd {
         #[command(flatten)]
         connect: Connect,
     },
+    /// Inside an agent's sandbox: listen on loopback and pipe each connection to the daemon's
+    /// Unix socket (the run's proxy), then run the command after `--` and exit with its code.
+    /// Without a command, serve until killed. Prints nothing.
+    #[command(hide = true)]
+    Bridge(BridgeArgs),
     /// The hooks of a judge's or a checking role's run, run by the agent CLI (not for people).
     #[command(subcommand, hide = true)]
     Hook(HookCmd),
+}
+
+/// Inside an agent's sandbox: listen on loopback and pipe each connection to the daemon's Unix
+/// socket (the run's proxy), then run the command after `--` and exit with its code. Without a
+/// command, serve until killed. Prints nothing.
+#[derive(Parser)]
+#[command(name = "bridge", bin_name = "conveyord bridge")]
+struct BridgeArgs {
+    /// Where the sandbox's proxy variables point (`127.0.0.1:3128`).
+    #[arg(long, requires = "socket")]
+    listen: Option<std::net::SocketAddr>,
+    /// The run's proxy socket, bound into the sandbox.
+    #[arg(long, requires = "listen")]
+    socket: Option<PathBuf>,
+    /// A loopback API base URL's address (`127.0.0.1:<port>`), reached without the proxy.
+    #[arg(long, requires = "forward_socket")]
+    forward: Option<std::net::SocketAddr>,
+    /// The run's API forward socket, bound into the sandbox.
+    #[arg(long, requires = "forward")]
+    forward_socket: Option<PathBuf>,
+    /// The command to run once the bridge listens (the agent).
+    #[arg(last = true)]
+    command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Subcommand)]
@@ -117,6 +145,11 @@ struct Connect {
 }
 
 fn main() -> anyhow::Result<()> {
+    // The bridge lives for the whole of every agent run, in its sandbox: it starts before the
+    // rest (no log subscriber, not the daemon's whole command line), which keeps it small.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "bridge") {
+        return bridge(BridgeArgs::parse_from(std::env::args_os().skip(1)));
+    }
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -135,6 +168,7 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(if blocking { 2 } else { 0 });
         }
         Cmd::Hook(h) => return hook(h),
+        Cmd::Bridge(args) => return bridge(args),
         Cmd::Lines {
             state,
             project,
@@ -246,6 +280,36 @@ fn check(c: &Connect) -> anyhow::Result<bool> {
         .with_context(|| format!("GET {url}/api/preflight"))?;
     print(&conveyor::preflight::render(&report))?;
     Ok(report.blocking)
+}
+
+/// `conveyord bridge`: listens, then runs the command and exits with its code (or serves on).
+fn bridge(args: BridgeArgs) -> anyhow::Result<()> {
+    use conveyor::sandbox::bridge;
+    let pipes = [
+        (args.listen, args.socket),
+        (args.forward, args.forward_socket),
+    ]
+    .into_iter()
+    .filter_map(|(listen, socket)| {
+        Some(bridge::Pipe {
+            listen: listen?,
+            socket: socket?,
+        })
+    })
+    .collect::<Vec<_>>();
+    anyhow::ensure!(
+        !pipes.is_empty(),
+        "give --listen and --socket, or --forward and --forward-socket"
+    );
+    let command = args.command;
+    bridge::Bridge::bind(&pipes).context("listening")?.start();
+    if command.is_empty() {
+        loop {
+            std::thread::park();
+        }
+    }
+    let code = bridge::run(&command).context("running the command")?;
+    std::process::exit(code);
 }
 
 /// `conveyord hook …`: reads the hook's input on stdin, answers on stdout, exits 0.

@@ -216,9 +216,16 @@ impl Shared {
         &self.token
     }
 
-    /// The line's own folder: its plan, journal, step logs and hook scripts.
+    /// The line's own folder: its step logs, hook scripts and settings, and [`Self::agent_dir`].
     pub fn line_dir(&self, line_id: &str) -> PathBuf {
         self.cfg.data_dir.join("lines").join(line_id)
+    }
+
+    /// The part of the line's folder its agents write: the plan, the journal, a judge's
+    /// verdict, the Stop hooks' rounds. The only part a sandboxed run may write; the rest of
+    /// the line's folder (its hooks, settings and logs) it can read but not change.
+    pub fn agent_dir(&self, line_id: &str) -> PathBuf {
+        self.line_dir(line_id).join("agent")
     }
 
     /// The value of [`crate::exec::DAEMON_MARKER`] in the environment of every child this

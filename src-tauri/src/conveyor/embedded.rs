@@ -28,6 +28,14 @@ pub fn embedded_config(paths: &ConveyorPaths) -> anyhow::Result<conveyor::Config
         "token".into(),
         uuid::Uuid::new_v4().simple().to_string().into(),
     );
+    // Agents run inside bubblewrap, which is Linux's: elsewhere (Anton's Windows) the embedded
+    // daemon runs them unconfined by default, and its preflight and the banner say so loudly.
+    // The file can still ask for `required` (then the preflight blocks, naming why).
+    if !cfg!(target_os = "linux") {
+        let mut sandbox = toml::Table::new();
+        sandbox.insert("mode".into(), "off".into());
+        defaults.insert("sandbox".into(), sandbox.into());
+    }
     let cfg = conveyor::Config::parse_with_defaults(&text, &paths.embedded_config, defaults)?;
     // The app talks to its own daemon over loopback only, whatever the file says about
     // `listen`: a daemon for other machines is `conveyord serve`.
@@ -83,6 +91,13 @@ mod tests {
         assert_eq!(token.len(), 32);
         // A fresh token each start.
         assert_ne!(embedded_config(&p).unwrap().token.unwrap(), token);
+        // Agents in bubblewrap where it exists.
+        let want = if cfg!(target_os = "linux") {
+            conveyor::config::SandboxMode::Required
+        } else {
+            conveyor::config::SandboxMode::Off
+        };
+        assert_eq!(c.sandbox.mode, want);
     }
 
     #[test]

@@ -554,6 +554,59 @@ describe('Lines page: the preflight banner', () => {
     expect(onSettings).toHaveBeenCalledTimes(1);
   });
 
+  it('says loudly, in its own words from the catalogue, that the sandbox is off, though nothing blocks', async () => {
+    const store = new ConveyorStore();
+    const off = preflightItem({
+      code: 'sandbox',
+      level: 'warning',
+      message: 'the sandbox is off ([sandbox] mode = "off"): agents run without bubblewrap',
+      fix: 'set [sandbox] mode = "required" in /etc/conveyor/conveyor.toml',
+    });
+    api.preflight.mockResolvedValue(preflight([preflightItem(), off]));
+    render(Lines, { store });
+    await flush();
+    const b = banner();
+    expect(b).not.toBeNull();
+    expect(b?.getAttribute('role')).toBe('alert');
+    const said = screen.getByTestId('preflight-sandbox-off');
+    expect(said.textContent).toContain('Песочница выключена: агенты работают без bubblewrap');
+    expect(said.textContent).toContain('Что сделать: поставьте [sandbox] mode = "required"');
+    // Worded by the code, not the daemon's text; and no list of what blocks, since nothing does.
+    expect(said.textContent).not.toContain(off.message);
+    expect(screen.queryAllByTestId('preflight-item')).toHaveLength(0);
+    expect(b?.textContent).not.toContain('Шаги не запускаются');
+    i18n.lang = 'en';
+    await flush();
+    expect(screen.getByTestId('preflight-sandbox-off').textContent).toContain('The sandbox is off: agents run without bubblewrap');
+  });
+
+  it('says the sandbox is off above what blocks, and a blocking sandbox item is listed like any other', async () => {
+    const store = new ConveyorStore();
+    const off = preflightItem({ code: 'sandbox', level: 'warning', message: 'off', fix: 'turn it on' });
+    api.preflight.mockResolvedValue(preflight([off, notLoggedIn]));
+    render(Lines, { store });
+    await flush();
+    expect(screen.getByTestId('preflight-sandbox-off')).not.toBeNull();
+    expect(screen.getAllByTestId('preflight-item').map((i) => i.dataset.code)).toEqual(['agent_login']);
+    cleanup();
+
+    const store2 = new ConveyorStore();
+    const missing = preflightItem({
+      code: 'sandbox',
+      level: 'blocking',
+      message: 'bubblewrap is missing: bwrap is not found',
+      fix: 'install bubblewrap: `apt install bubblewrap`',
+    });
+    api.preflight.mockResolvedValue(preflight([missing]));
+    render(Lines, { store: store2 });
+    await flush();
+    expect(screen.queryByTestId('preflight-sandbox-off')).toBeNull();
+    const [item] = screen.getAllByTestId('preflight-item');
+    expect(item.dataset.code).toBe('sandbox');
+    expect(item.textContent).toContain('Песочница агентов (bubblewrap)');
+    expect(item.querySelector('[data-testid=preflight-fix]')?.textContent).toContain('apt install bubblewrap');
+  });
+
   it('follows the preflight: shown when it blocks, gone after the resync that finds it fixed', async () => {
     const store = new ConveyorStore();
     api.preflight.mockResolvedValue(preflight([notLoggedIn]));

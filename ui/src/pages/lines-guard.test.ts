@@ -1,11 +1,11 @@
-// The Lines page's guard, deploys and decisions: what the never-autonomous guard stopped a
-// line's agents from doing, the line's deploys (outcome, commits, output, every health try, a
+// The Lines page's guard, sandbox, deploys and decisions: what the never-autonomous guard
+// stopped a line's agents from doing, what their sandbox refused them, the line's deploys (outcome, commits, output, every health try, a
 // rollback marked), and a project's "decided without you" catalogue, newest first.
 import { cleanup, fireEvent, render, screen, within } from '@testing-library/svelte';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { flush } from '../test/flush';
 import { conveyorMock } from '../test/conveyor-ipc';
-import { decision, denial, deploy, detail, ev, line, preflight, preflightItem, project } from '../test/fixtures';
+import { decision, denial, deploy, detail, ev, line, preflight, preflightItem, project, refusal } from '../test/fixtures';
 import type { Line } from '../lib/generated/conveyor';
 
 vi.mock('../lib/ipc', async (orig) => (await import('../test/conveyor-ipc')).mockIpc(await orig()));
@@ -84,6 +84,73 @@ describe('Lines page: what the guard stopped', () => {
     cleanup();
     await open(line('a', 'running'));
     expect(screen.queryByTestId('line-denials')).toBeNull();
+  });
+});
+
+describe('Lines page: what the sandbox refused', () => {
+  const ref = 'refs/heads/main: 0123456 -> 89abcde';
+
+  it('shows each refusal beside the denials: its kind in words, what, step and time', async () => {
+    await open(
+      line('a', 'waiting_answer', {
+        denials: [denial()],
+        refusals: [
+          refusal(),
+          refusal({ kind: 'write', what: '/home/agent/.npmrc', at: '2026-11-29T21:41:00Z' }),
+          refusal({ step_n: 3, kind: 'ref', what: ref, at: '2026-11-29T21:42:00Z' }),
+        ],
+      }),
+    );
+    const section = screen.getByRole('region', { name: /Отказано песочницей/ });
+    expect(section.dataset.count).toBe('3');
+    // Right after what the guard stopped.
+    const denials = screen.getByTestId('line-denials');
+    expect(denials.compareDocumentPosition(section) & Node.DOCUMENT_POSITION_FOLLOWING).toBeTruthy();
+    expect(within(section).getByText(/спросили, разрешить ли его проекту/)).toBeTruthy();
+    const list = within(section).getByRole('list', { name: /Отказано песочницей/ });
+    const items = within(list).getAllByTestId('refusal');
+    expect(items.map((r) => [r.dataset.kind, r.dataset.step])).toEqual([
+      ['host', '2'],
+      ['write', '2'],
+      ['ref', '3'],
+    ]);
+    expect(items.map((r) => squash(within(r).getByTestId('refusal-text').textContent))).toEqual([
+      'Хост: registry.npmjs.org:443 — шаг 2',
+      'Запись: /home/agent/.npmrc — шаг 2',
+      `Ветка: ${ref} — шаг 3`,
+    ]);
+    expect(items.every((r) => /^в /.test(squash(r.querySelector('.facts')?.textContent)))).toBe(true);
+
+    i18n.lang = 'en';
+    await flush();
+    expect(screen.getByRole('region', { name: /Refused by the sandbox/ })).toBe(section);
+    expect(items.map((r) => squash(within(r).getByTestId('refusal-text').textContent))).toEqual([
+      'Host: registry.npmjs.org:443 — step 2',
+      'Write: /home/agent/.npmrc — step 2',
+      `Ref: ${ref} — step 3`,
+    ]);
+    expect(squash(items[0].querySelector('.facts')?.textContent)).toMatch(/^at /);
+  });
+
+  it('a long path is cut, whole in its title; no section without refusals', async () => {
+    const long = `/home/agent/${'deep/'.repeat(60)}file`;
+    await open(line('a', 'running', { refusals: [refusal({ kind: 'write', what: long })] }));
+    const what = screen.getByTestId('refusal-what');
+    expect(what.title).toBe(long);
+    expect(what.textContent?.endsWith('…')).toBe(true);
+    cleanup();
+    await open(line('a', 'running', { denials: [denial()] }));
+    expect(screen.queryByTestId('line-refusals')).toBeNull();
+  });
+
+  it('a question event about the selected line reloads it, and its refusals show', async () => {
+    const store = await open(line('a', 'running'));
+    expect(screen.queryByTestId('line-refusals')).toBeNull();
+    api.line.mockResolvedValue(detail(line('a', 'running', { refusals: [refusal()] })));
+    store.onEvent(ev({ kind: 'question', line_id: 'a' }));
+    await store.flush();
+    await flush();
+    expect(screen.getAllByTestId('refusal').map((r) => r.dataset.kind)).toEqual(['host']);
   });
 });
 

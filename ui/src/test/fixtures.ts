@@ -18,6 +18,7 @@ import type {
   PreflightItem,
   Project,
   Question,
+  Refusal,
   Review,
   ReviewProject,
   RunningStep,
@@ -45,6 +46,7 @@ export const line = (id: string, state: Line['state'], over: Partial<Line> = {})
   park_until: null,
   steps: [],
   denials: [],
+  refusals: [],
   deploys: [],
   planfix_task: null,
   cost_usd: 0,
@@ -87,6 +89,15 @@ export const denial = (over: Partial<Denial> = {}): Denial => ({
   tool_name: 'Bash',
   input: { command: 'npm publish', description: 'release' },
   at: '2026-11-29T21:30:00Z',
+  ...over,
+});
+
+/** What the sandbox refused in step 2: a connection to `registry.npmjs.org:443`. */
+export const refusal = (over: Partial<Refusal> = {}): Refusal => ({
+  step_n: 2,
+  kind: 'host',
+  what: 'registry.npmjs.org:443',
+  at: '2026-11-29T21:40:00Z',
   ...over,
 });
 

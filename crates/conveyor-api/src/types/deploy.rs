@@ -1,5 +1,5 @@
 //! What a line did after its merge and what its agents were stopped from doing: its deploys
-//! with their health checks, and the never-autonomous guard's denials.
+//! with their health checks, the never-autonomous guard's denials and the sandbox's refusals.
 
 use serde::{Deserialize, Serialize};
 use ts_rs::TS;
@@ -56,6 +56,31 @@ wire! {
         #[ts(type = "unknown")]
         #[cfg_attr(feature = "openapi", schema(value_type = Object))]
         pub input: serde_json::Value,
+        pub at: String,
+    }
+}
+
+named! {
+    /// What the sandbox around an agent run refused.
+    pub enum RefusalKind {
+        /// A write outside what the run may write (the file system is read-only there).
+        Write = "write",
+        /// A connection to a host that is neither the API nor on the project's `allow_hosts`.
+        Host = "host",
+        /// A ref other than the line's own branch, moved, created or deleted by the run: put
+        /// back after it.
+        Ref = "ref",
+    }
+}
+
+wire! {
+    /// Something an agent run tried that its sandbox refused (DESIGN.md, "Containment"): the
+    /// attempt had no effect outside the run.
+    pub struct Refusal {
+        pub step_n: u32,
+        pub kind: RefusalKind,
+        /// What was tried: the path, `host:port`, or `refs/heads/x: <old> -> <new>`.
+        pub what: String,
         pub at: String,
     }
 }

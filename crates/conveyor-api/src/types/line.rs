@@ -7,7 +7,7 @@ use ts_rs::TS;
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
-use super::deploy::{Denial, Deploy};
+use super::deploy::{Denial, Deploy, Refusal};
 use super::input;
 use super::preflight::ReasonCode;
 use super::review::{JournalEntry, Question};
@@ -138,6 +138,8 @@ wire! {
         /// What the never-autonomous guard stopped the line's agents (and their subagents)
         /// from doing, oldest first.
         pub denials: Vec<Denial>,
+        /// What the sandbox refused the line's agents (writes, hosts, refs), oldest first.
+        pub refusals: Vec<Refusal>,
         /// The line's deploys after its merges, oldest first.
         pub deploys: Vec<Deploy>,
         /// The PlanFix task the line reports to when done (its number), if any.

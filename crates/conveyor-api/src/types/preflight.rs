@@ -113,6 +113,10 @@ named! {
         Git = "git",
         /// Who checkpoint and merge commits are made as.
         GitIdentity = "git_identity",
+        /// Agent runs can go inside bubblewrap (`[sandbox] mode = "required"`: `bwrap` is
+        /// found and a probe with every namespace unshared works as the agents' user); or
+        /// the sandbox is off, which is a warning.
+        Sandbox = "sandbox",
         /// The data folder exists and is writable.
         DataDir = "data_dir",
         /// Free space in the data folder's file system.

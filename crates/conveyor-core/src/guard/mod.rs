@@ -7,20 +7,31 @@
 //! a denial stops the call and tells the agent to ask Anton in the journal instead. The
 //! built-in rules read the programs a command runs ([`shell`]), so `sh -c '…'`, `env X=1 …`
 //! and `./node_modules/.bin/npm` do not hide them; a project adds regexes of its own
-//! (`[never] patterns` in `.conveyor.toml`).
+//! (`[never] patterns` in `.conveyor.toml`) and says what holds its production settings
+//! (`[production]`: variables, hosts, files), since production is more often reached through
+//! `$DATABASE_URL` or `.env.production` than through a URL in the command.
 
+mod production;
+mod public;
 pub mod shell;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub use production::{Production, ProductionError};
 use shell::Simple;
+
+/// The agent's environment as the guard sees it: a variable's value by name. The hook passes
+/// its own (the CLI runs it with the agent's environment); a test passes a map.
+pub type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// The tools the guard looks at (a `PreToolUse` matcher).
 pub const MATCHER: &str = "Bash|Write|Edit|MultiEdit|NotebookEdit";
 
-/// What the guard knows of the line it guards (written by the daemon for each run).
+/// What the guard knows of the line it guards (written by the daemon for each run). A field
+/// missing from the file is empty, so a context written before it existed still reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Context {
     /// The project's own remotes: names and URLs (`git remote -v` of its repository).
     pub remotes: Vec<String>,
@@ -28,29 +39,35 @@ pub struct Context {
     pub patterns: Vec<String>,
     /// The line's PlanFix task, the only one it may write to.
     pub planfix_task: Option<String>,
+    /// The project's `[production]`: what holds its production settings.
+    pub production: Production,
 }
 
 /// Why a call is denied.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Denial {
-    /// Which rule: `publish`, `push`, `message`, `money`, `production`, `planfix`, `access`,
-    /// `project`.
+    /// Which rule: `publish`, `push`, `message`, `money`, `production`, `planfix`, `public`,
+    /// `access`, `project`.
     pub rule: &'static str,
     pub why: String,
 }
 
-/// The guard's answer for one tool call: `None` lets it run.
-pub fn check(tool: &str, input: &Value, cx: &Context) -> Option<Denial> {
+/// The guard's answer for one tool call: `None` lets it run. `env` is the agent's
+/// environment, for the values of the variables a command expands.
+pub fn check(tool: &str, input: &Value, cx: &Context, env: Env<'_>) -> Option<Denial> {
     match tool {
-        "Bash" => bash(input["command"].as_str().unwrap_or_default(), cx),
+        "Bash" => bash(input["command"].as_str().unwrap_or_default(), cx, env),
         "Write" | "Edit" | "MultiEdit" | "NotebookEdit" => {
             let path = input["file_path"]
                 .as_str()
                 .or_else(|| input["notebook_path"].as_str())
                 .unwrap_or_default();
-            sensitive(path).map(|what| Denial {
-                rule: "access",
-                why: format!("writing {path} changes {what}"),
+            if let Some(what) = sensitive(path) {
+                return deny("access", format!("writing {path} changes {what}"));
+            }
+            production::production_file(path, &cx.production).then(|| Denial {
+                rule: "production",
+                why: format!("{path} holds production settings (`[production] files`)"),
             })
         }
         _ => None,
@@ -58,12 +75,13 @@ pub fn check(tool: &str, input: &Value, cx: &Context) -> Option<Denial> {
 }
 
 /// `conveyord hook guard`: the `PreToolUse` hook's answer to its input (`None`: allowed).
-pub fn hook_answer(input: &str, cx: &Context) -> Option<String> {
+pub fn hook_answer(input: &str, cx: &Context, env: Env<'_>) -> Option<String> {
     let v: Value = serde_json::from_str(input).unwrap_or_default();
     let d = check(
         v["tool_name"].as_str().unwrap_or_default(),
         &v["tool_input"],
         cx,
+        env,
     )?;
     let why = format!(
         "never done autonomously ({}): {}. Do not try another way. Append a question for Anton \
@@ -78,7 +96,7 @@ pub fn hook_answer(input: &str, cx: &Context) -> Option<String> {
     )
 }
 
-fn bash(command: &str, cx: &Context) -> Option<Denial> {
+fn bash(command: &str, cx: &Context, env: Env<'_>) -> Option<Denial> {
     let simple = shell::commands(command);
     for s in &simple {
         if let Some(d) = publish(s)
@@ -86,12 +104,13 @@ fn bash(command: &str, cx: &Context) -> Option<Denial> {
             .or_else(|| message(s))
             .or_else(|| money(s))
             .or_else(|| planfix(s, cx))
+            .or_else(|| public::public(s))
             .or_else(|| access(s))
         {
             return Some(d);
         }
     }
-    if let Some(d) = production(command) {
+    if let Some(d) = production::production(command, &simple, &cx.production, env) {
         return Some(d);
     }
     let texts: Vec<String> = std::iter::once(command.to_string())
@@ -328,6 +347,7 @@ fn writes(s: &Simple) -> bool {
             || a.starts_with("--form")
             || a.starts_with("--post-")
             || a.starts_with("--body-")
+            || a.starts_with("--upload-file")
             || a == "-T"
         {
             return true;
@@ -431,34 +451,6 @@ fn access(s: &Simple) -> Option<Denial> {
             .find_map(|w| sensitive(w[1]).map(|what| (w[1], what)))
     });
     writes_to.and_then(|(path, what)| deny("access", format!("writing {path} changes {what}")))
-}
-
-/// A production marker and a destructive or schema-changing verb in one command.
-fn production(command: &str) -> Option<Denial> {
-    static MARK: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(r"(?i)\b(prod|production)\b").expect("valid")
-    });
-    static VERB: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
-        regex::Regex::new(
-            r"(?i)\b(drop\s+(table|database|schema|index|column)|truncate|delete\s+from|alter\s+table|dropdb|db:(migrate|drop|reset|rollback|schema:load)|migrate(\s+|:)(deploy|up|reset|rollback)|alembic\s+(upgrade|downgrade)|flyway\s+(migrate|clean)|liquibase\s+update|terraform\s+(apply|destroy)|kubectl\s+delete|s3\s+(rm|rb)|gsutil\s+rm|redis-cli\s+flush(all|db))\b",
-        )
-        .expect("valid")
-    });
-    // Per line of the script: a marker in one command and a verb in another far away are
-    // usually unrelated.
-    for line in command.lines() {
-        if let (Some(m), Some(v)) = (MARK.find(line), VERB.find(line)) {
-            return deny(
-                "production",
-                format!(
-                    "`{}` with `{}` touches production data or its schema",
-                    v.as_str(),
-                    m.as_str()
-                ),
-            );
-        }
-    }
-    None
 }
 
 #[cfg(test)]

@@ -39,6 +39,19 @@ pub struct Invocation {
     /// Where the raw stream-json goes.
     pub log: PathBuf,
     pub timeout: Duration,
+    /// The sandbox the run starts in (`bwrap … -- conveyord bridge … --` before the CLI's own
+    /// command line, and the environment that sends its traffic to the bridge); `None` with
+    /// `[sandbox] mode = "off"`.
+    pub wrap: Option<Wrap>,
+}
+
+/// What a sandboxed run starts with before the CLI.
+#[derive(Debug, Clone, Default)]
+pub struct Wrap {
+    /// The program and its arguments, up to the `--` after which the CLI's command line comes.
+    pub prefix: Vec<String>,
+    /// Set on top of the run's environment.
+    pub env: BTreeMap<String, String>,
 }
 
 impl Invocation {
@@ -85,6 +98,16 @@ impl Invocation {
         s.env = self.env.clone();
         s.user = self.user;
         s.clear_env = !self.inherit_env;
+        if let Some(w) = &self.wrap
+            && let Some((program, args)) = w.prefix.split_first()
+        {
+            let mut all = args.to_vec();
+            all.push(s.program.to_string_lossy().into_owned());
+            all.append(&mut s.args);
+            s.program = program.into();
+            s.args = all;
+            s.env.extend(w.env.clone());
+        }
         s
     }
 }
@@ -115,6 +138,7 @@ mod tests {
             max_budget_usd: Some(1.5),
             log: "/tmp/log".into(),
             timeout: Duration::from_secs(1),
+            wrap: None,
         };
         let args = inv.spec().args;
         let at = args.iter().position(|a| a == "--max-budget-usd").unwrap();
@@ -124,5 +148,39 @@ mod tests {
             ..inv
         };
         assert!(!none.spec().args.iter().any(|a| a == "--max-budget-usd"));
+    }
+
+    #[test]
+    fn a_sandboxed_run_starts_with_the_wrap_and_the_cli_after_its_double_dash() {
+        let inv = Invocation {
+            agent: None,
+            agents: None,
+            claude_bin: "/opt/claude".into(),
+            cwd: "/tmp".into(),
+            prompt: "p".into(),
+            session_id: "s".into(),
+            resume: false,
+            settings: "/tmp/s.json".into(),
+            permission_mode: "bypassPermissions".into(),
+            allowed_tools: Vec::new(),
+            tools: None,
+            add_dir: None,
+            model: None,
+            env: BTreeMap::from([("HOME".into(), "/h".into())]),
+            user: None,
+            inherit_env: true,
+            max_budget_usd: None,
+            log: "/tmp/log".into(),
+            timeout: Duration::from_secs(1),
+            wrap: Some(Wrap {
+                prefix: vec!["/usr/bin/bwrap".into(), "--unshare-all".into(), "--".into()],
+                env: BTreeMap::from([("HTTPS_PROXY".into(), "http://127.0.0.1:3128".into())]),
+            }),
+        };
+        let s = inv.spec();
+        assert_eq!(s.program, std::path::Path::new("/usr/bin/bwrap"));
+        assert_eq!(&s.args[..4], ["--unshare-all", "--", "/opt/claude", "-p"]);
+        assert_eq!(s.env["HOME"], "/h");
+        assert_eq!(s.env["HTTPS_PROXY"], "http://127.0.0.1:3128");
     }
 }

@@ -9,6 +9,6 @@ mod invocation;
 mod report;
 mod run;
 
-pub use invocation::Invocation;
+pub use invocation::{Invocation, Wrap};
 pub use report::{Report, Verdict};
 pub use run::{Signal, SignalFuture, run};

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use super::invalid::{NotYetRead, describe_toml_error};
 use crate::error::Error;
+use conveyor_core::guard::Production;
 use conveyor_core::plan::Check;
 use conveyor_core::roles::Roles;
 
@@ -65,6 +66,13 @@ pub struct Checklist {
     /// What the project's agents never do on their own, beside the built-in rules.
     #[serde(default)]
     pub never: Never,
+    /// `[production]`: the variables, hosts and files that hold the project's production
+    /// settings; the guard denies a command that reaches them (`env`, `hosts`, `files`).
+    #[serde(default)]
+    pub production: Production,
+    /// `[sandbox]`: what the project's agents may reach beyond their worktree.
+    #[serde(default)]
+    pub sandbox: ProjectSandbox,
     /// Regexes on a red check's output that mean an external service is down, not the line's
     /// fault: the line waits and tries again (`preflight_interval_secs` later), never fails.
     #[serde(default)]
@@ -99,6 +107,16 @@ pub struct Never {
     pub patterns: Vec<String>,
 }
 
+/// `[sandbox]` of `.conveyor.toml`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ProjectSandbox {
+    /// Hosts the agents' network may reach through the daemon's proxy besides the Anthropic
+    /// API: `host`, `host:port` or `*.suffix[:port]` (e.g. `registry.npmjs.org:443`). Never
+    /// the daemon's own machine or network: local addresses are refused whatever is listed.
+    pub allow_hosts: Vec<String>,
+}
+
 /// `[hooks]`: commands run through `sh -c` in the line's worktree with JSON on stdin
 /// (`{"boundary", "line_id", "project_id", "entry"?, "diff_stat"}`); exit 0 passes, anything
 /// else blocks with stdout as the reason.
@@ -128,6 +146,16 @@ impl Checklist {
             .iter()
             .map(|p| ("[never] patterns", p))
             .chain(list.external_errors.iter().map(|p| ("external_errors", p)));
+        if let Err(e) = list.production.validate() {
+            return Err(Error::Checklist {
+                message: format!(".conveyor.toml: [production] {e}"),
+            });
+        }
+        if let Err(e) = conveyor_core::sandbox::Egress::new(None, &list.sandbox.allow_hosts) {
+            return Err(Error::Checklist {
+                message: format!(".conveyor.toml: [sandbox] allow_hosts: {e}"),
+            });
+        }
         for (key, p) in regexes {
             if let Err(e) = regex::Regex::new(p) {
                 return Err(Error::Checklist {
@@ -191,5 +219,50 @@ full_level_paths = ["migrations/**"]
             .to_string();
         assert!(e.contains("regresion"), "{e}");
         assert!(e.contains(".conveyor.toml"), "{e}");
+    }
+
+    #[test]
+    fn production_is_read_and_a_bad_entry_is_an_error_that_names_it() {
+        let ok = Checklist::parse(
+            "[production]\nenv = [\"PROD_DATABASE_URL\", \"PROD_*\"]\nhosts = [\"db.prod.example.com\"]\nfiles = [\".env.production\", \"config/prod.*\"]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.production.env, ["PROD_DATABASE_URL", "PROD_*"]);
+        assert_eq!(ok.production.hosts, ["db.prod.example.com"]);
+        assert_eq!(ok.production.files.len(), 2);
+        for (text, names) in [
+            ("env = [\"PROD-DB\"]", "[production] env"),
+            ("hosts = [\"postgres://db.prod/app\"]", "[production] hosts"),
+            ("files = [\"config/[prod\"]", "[production] files"),
+            ("envs = []", "envs"),
+        ] {
+            let e = Checklist::parse(&format!("[production]\n{text}\n"))
+                .unwrap_err()
+                .to_string();
+            assert!(
+                e.contains(".conveyor.toml") && e.contains(names),
+                "{text}: {e}"
+            );
+        }
+    }
+
+    #[test]
+    fn sandbox_hosts_are_read_and_a_bad_one_is_an_error_that_names_it() {
+        let ok = Checklist::parse(
+            "[sandbox]\nallow_hosts = [\"registry.npmjs.org:443\", \"*.crates.io\"]\n",
+        )
+        .unwrap();
+        assert_eq!(ok.sandbox.allow_hosts.len(), 2);
+        let e = Checklist::parse("[sandbox]\nallow_hosts = [\"http://x/\"]\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("[sandbox] allow_hosts") && e.contains("http://x/"),
+            "{e}"
+        );
+        let e = Checklist::parse("[sandbox]\nallowed_hosts = []\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("allowed_hosts"), "{e}");
     }
 }

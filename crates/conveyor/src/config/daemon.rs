@@ -27,6 +27,42 @@ pub enum RootMode {
     None,
 }
 
+/// `[sandbox]` of `conveyor.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SandboxConfig {
+    /// `required` (the default): every agent run starts inside `bwrap`, and a machine that
+    /// cannot (no `bwrap`, user namespaces off) is a preflight blocker. `off`: runs start as
+    /// plain processes, and the preflight and pult's banner say so loudly.
+    #[serde(default)]
+    pub mode: SandboxMode,
+    /// The `bwrap` binary; by default the one on `PATH`.
+    #[serde(default = "default_bwrap")]
+    pub bwrap: PathBuf,
+}
+
+impl Default for SandboxConfig {
+    fn default() -> Self {
+        SandboxConfig {
+            mode: SandboxMode::default(),
+            bwrap: default_bwrap(),
+        }
+    }
+}
+
+/// `[sandbox] mode`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SandboxMode {
+    #[default]
+    Required,
+    Off,
+}
+
+fn default_bwrap() -> PathBuf {
+    PathBuf::from("bwrap")
+}
+
 /// `conveyor.toml`.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -117,6 +153,9 @@ pub struct Config {
     pub git_email: String,
     #[serde(default)]
     pub budget: BudgetConfig,
+    /// `[sandbox]`: whether every agent run lives inside bubblewrap (DESIGN.md, "Containment").
+    #[serde(default)]
+    pub sandbox: SandboxConfig,
     /// How often the preflight runs again (it also runs at start and on `GET /api/preflight`).
     #[serde(default = "default_preflight_interval")]
     pub preflight_interval_secs: u64,

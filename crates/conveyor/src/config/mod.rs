@@ -8,11 +8,11 @@ mod notify;
 mod secret;
 mod token;
 
-pub use checklist::{Checklist, Hooks as ProjectHooks};
+pub use checklist::{Checklist, Hooks as ProjectHooks, ProjectSandbox};
 pub use conveyor_core::budget::{BudgetConfig, Price, Threshold};
 pub use conveyor_core::plan::Check;
 pub use conveyor_core::roles::Roles;
-pub use daemon::{Config, RootMode};
+pub use daemon::{Config, RootMode, SandboxConfig, SandboxMode};
 pub use invalid::{Invalid, NotYetRead};
 pub use notify::{CatcherConfig, Lang, PlanfixConfig, VaultConfig};
 pub use secret::{read_secret, token_in};

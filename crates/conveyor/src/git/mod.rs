@@ -14,6 +14,7 @@ mod cli;
 mod locks;
 mod merge;
 mod read;
+pub mod refs;
 mod worktree;
 
 pub use cli::{Identity, git};

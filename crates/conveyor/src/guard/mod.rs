@@ -1,7 +1,9 @@
 //! The never-autonomous guard's place in a run: the hook's command line and its context file.
 //! What the guard allows is `conveyor_core::guard` ([`check`]).
 
-pub use conveyor_core::guard::{Context, Denial, MATCHER, check, hook_answer, shell};
+pub use conveyor_core::guard::{
+    Context, Denial, Env, MATCHER, Production, ProductionError, check, hook_answer, shell,
+};
 
 /// The hook's command line: `conveyord hook guard --context <file>`.
 pub fn hook_command(bin: &std::path::Path, context: &std::path::Path) -> String {
@@ -14,11 +16,13 @@ pub fn hook_command(bin: &std::path::Path, context: &std::path::Path) -> String 
 
 /// `conveyord hook guard`: the answer for one input, the context read from its file. A
 /// context that cannot be read is the empty one (no remote is the project's own): the guard
-/// fails closed.
+/// fails closed. The values of the variables a command expands are the hook's own: the CLI
+/// runs its hooks with the agent's environment, so they are what the command would see, and
+/// no production secret is written to the context file.
 pub fn hook_with_context_file(input: &str, context: &std::path::Path) -> Option<String> {
     let cx: Context = std::fs::read_to_string(context)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default();
-    hook_answer(input, &cx)
+    hook_answer(input, &cx, &|name| std::env::var(name).ok())
 }

@@ -37,11 +37,58 @@ pub struct JudgePrompt<'a> {
     pub open: &'a [(String, String)],
     /// The project's latest decisions taken without Anton.
     pub decisions: &'a [String],
+    /// What the sandbox refused the line's agents, oldest first.
+    pub refused: &'a [conveyor_api::Refusal],
     /// Whether the list is frozen now (by day): only irreversible and expensive entries then
     /// may go to Anton at once.
     pub by_day: bool,
     /// `$CONVEYOR_VERDICT`, written out: the judge has no shell to read it.
     pub verdict_path: &'a str,
+}
+
+/// The most refusals the prompt lists (each kind and what once); the rest are counted.
+pub const REFUSALS_IN_PROMPT: usize = 12;
+
+/// The refusals as the prompt lists them: each kind and what once, with the first step that
+/// met it and how many runs did, the first [`REFUSALS_IN_PROMPT`] of them and a count of the
+/// rest.
+pub fn refusal_lines(refused: &[conveyor_api::Refusal]) -> Vec<String> {
+    let mut seen: Vec<(&conveyor_api::Refusal, usize)> = Vec::new();
+    for r in refused {
+        match seen
+            .iter_mut()
+            .find(|(s, _)| s.kind == r.kind && s.what == r.what)
+        {
+            Some((_, runs)) => *runs += 1,
+            None => seen.push((r, 1)),
+        }
+    }
+    let mut out: Vec<String> = seen
+        .iter()
+        .take(REFUSALS_IN_PROMPT)
+        .map(|(r, runs)| {
+            let what = last_chars(&r.what, 200);
+            match runs {
+                1 => format!("{} {what} (step {})", r.kind, r.step_n),
+                n => format!("{} {what} (step {}; {n} runs)", r.kind, r.step_n),
+            }
+        })
+        .collect();
+    if seen.len() > REFUSALS_IN_PROMPT {
+        out.push(format!("… and {} more", seen.len() - REFUSALS_IN_PROMPT));
+    }
+    out
+}
+
+/// The end of `s`, at most `n` characters, an ellipsis marking a cut (a path's end says more
+/// than its start).
+fn last_chars(s: &str, n: usize) -> String {
+    let count = s.chars().count();
+    if count <= n {
+        s.to_string()
+    } else {
+        format!("…{}", s.chars().skip(count - n).collect::<String>())
+    }
 }
 
 fn yes_no(v: Option<bool>) -> &'static str {
@@ -107,6 +154,20 @@ pub fn render(p: &JudgePrompt<'_>) -> String {
     }
     for (id, text) in p.open {
         let _ = writeln!(s, "- {id}: {text}");
+    }
+    if !p.refused.is_empty() {
+        s.push_str(
+            "\n## What the sandbox refused this line's agents\n\
+             Facts: none of it had an effect outside its run. The daemon asks Anton itself \
+             about a refused host (allow it for the project, or go on without it); a local \
+             address, a write outside the run's places and a moved ref are nothing a project \
+             allows. So an entry that asks Anton only because the sandbox refused something is \
+             not a question for him: a duplicate of the daemon's open question when one is \
+             listed above, else decided.\n",
+        );
+        for l in refusal_lines(p.refused) {
+            let _ = writeln!(s, "- {l}");
+        }
     }
     s.push_str("\n## The project's memory\n");
     if p.memory.is_empty() {
@@ -178,6 +239,7 @@ mod tests {
             memory: &[("docs/memory.md".into(), "we keep APIs".into())],
             open: &open,
             decisions: &[],
+            refused: &[],
             by_day: false,
             verdict_path: "/d/verdict.json",
         });
@@ -190,5 +252,69 @@ mod tests {
         assert!(s.contains("Name every one of these ids exactly once: q-1."));
         assert!(!s.contains("It is day"));
         assert!(s.contains("with the Write tool to /d/verdict.json (the file"));
+        assert!(!s.contains("sandbox refused"));
+    }
+
+    fn refusal(step_n: u32, kind: conveyor_api::RefusalKind, what: &str) -> conveyor_api::Refusal {
+        conveyor_api::Refusal {
+            step_n,
+            kind,
+            what: what.into(),
+            at: "2026-01-01T00:00:00.000Z".into(),
+        }
+    }
+
+    /// The line's refusals are a short list after the open questions: each kind and what
+    /// once, with its first step and its runs, the rest counted.
+    #[test]
+    fn the_prompt_lists_the_refusals_once_each_and_counts_the_rest() {
+        use conveyor_api::RefusalKind::{Host, Ref, Write};
+        let mut refused = vec![
+            refusal(2, Host, "pypi.org:443"),
+            refusal(2, Write, "/home/agent/.cache/x"),
+            refusal(3, Host, "pypi.org:443"),
+            refusal(3, Ref, "refs/heads/main: aaa -> bbb"),
+            refusal(4, Host, "pypi.org:443"),
+        ];
+        let s = render(&JudgePrompt {
+            n: 5,
+            attempt: 1,
+            line_id: "L1",
+            line_title: "api",
+            line_task: "do it",
+            entries: &[],
+            diff: "",
+            memory: &[],
+            open: &[("q-0".into(), "Allow pypi.org:443?".into())],
+            decisions: &[],
+            refused: &refused,
+            by_day: false,
+            verdict_path: "/d/verdict.json",
+        });
+        let section = s
+            .split("## What the sandbox refused this line's agents\n")
+            .nth(1)
+            .unwrap();
+        assert!(s.find("- q-0: Allow").unwrap() < s.find("## What the sandbox refused").unwrap());
+        assert!(section.contains("not a question for him"), "{section}");
+        let listed: Vec<&str> = section
+            .lines()
+            .skip_while(|l| !l.starts_with("- "))
+            .take_while(|l| l.starts_with("- "))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                "- host pypi.org:443 (step 2; 3 runs)",
+                "- write /home/agent/.cache/x (step 2)",
+                "- ref refs/heads/main: aaa -> bbb (step 3)",
+            ]
+        );
+        for i in 0..REFUSALS_IN_PROMPT + 2 {
+            refused.push(refusal(6, Write, &format!("/etc/f{i}")));
+        }
+        let lines = refusal_lines(&refused);
+        assert_eq!(lines.len(), REFUSALS_IN_PROMPT + 1);
+        assert_eq!(lines.last().unwrap(), "… and 5 more");
     }
 }

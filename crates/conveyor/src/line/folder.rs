@@ -10,10 +10,14 @@ use crate::exec;
 use crate::state::Shared;
 use crate::{error::Result, journal};
 
-/// With `root_mode = { user = … }`: gives the line's folder (plan, journal, hook scripts and
+/// Makes sure the agents' part of the line's folder exists, and with `root_mode = { user = … }`
+/// gives the line's folder (plan, journal, hook scripts and
 /// state), its worktree and the worktree's git folder (index, HEAD) to the agent's user. Run
 /// before every agent run: the daemon's own resets, checks and hooks write files as root.
 pub(super) fn give_to_agent(sh: &Shared, line_id: &str, worktree: &Path) -> Result<()> {
+    // A line from before the agents' folder existed has none yet.
+    let agent = sh.agent_dir(line_id);
+    std::fs::create_dir_all(&agent).map_err(|e| crate::error::Error::io(&agent, e))?;
     let Some(u) = &sh.agent_user else {
         return Ok(());
     };
@@ -22,11 +26,11 @@ pub(super) fn give_to_agent(sh: &Shared, line_id: &str, worktree: &Path) -> Resu
 }
 
 pub(super) fn journal_path(sh: &Shared, line_id: &str) -> PathBuf {
-    sh.line_dir(line_id).join("journal.jsonl")
+    sh.agent_dir(line_id).join("journal.jsonl")
 }
 
 pub(super) fn plan_path(sh: &Shared, line_id: &str) -> PathBuf {
-    sh.line_dir(line_id).join("plan.json")
+    sh.agent_dir(line_id).join("plan.json")
 }
 
 /// Ingests the line's journal and tells the subscribers about new entries.

@@ -41,13 +41,14 @@ pub(super) struct Files {
 pub(super) fn files(sh: &Shared, line: &LineRow, step: &StepRow) -> Files {
     let attempt = step.attempts + 1;
     let dir = sh.line_dir(&line.id);
+    let agent = sh.agent_dir(&line.id);
     let tag = format!("{}-{}-{}", step.n, attempt, store::now_ms());
     Files {
         attempt,
         session: uuid::Uuid::new_v4().to_string(),
-        verdict: dir.join(format!("verdict-{tag}.json")),
+        verdict: agent.join(format!("verdict-{tag}.json")),
         given: dir.join(format!("verdict-{tag}.given.json")),
-        state: dir.join(format!("verdict-{tag}.state")),
+        state: agent.join(format!("verdict-{tag}.state")),
         settings: dir.join(format!("settings-{tag}.json")),
         log: dir.join(format!("step-{tag}.ndjson")),
     }
@@ -155,7 +156,7 @@ pub(super) async fn run(
     };
     give_to_agent(sh, &line.id, &worktree)?;
     tracing::info!(line = %line.id, step = step.n, attempt = f.attempt, kind = %run.kind, "checker starts");
-    let report: Report = run_agent(sh, &line.id, run_id, &inv, cancel).await;
+    let report: Report = run_agent(sh, line, run.kind, run_id, &inv, cancel).await;
     let outcome = report.verdict();
     tracing::info!(line = %line.id, step = step.n, verdict = ?outcome, "checker run ended");
     let (blocks, _) = hook::Hook::rounds_in(&f.state);

@@ -34,8 +34,8 @@ pub(super) async fn guard_hook(sh: &Shared, line: &LineRow) -> Result<Option<Str
     Ok(Some(crate::guard::hook_command(&bin, &path)))
 }
 
-/// The project's own remotes (names and URLs), `[never] patterns` from fresh main, and the
-/// line's PlanFix task (the one task its agents may write to). What cannot be read is left
+/// The project's own remotes (names and URLs), `[never] patterns` and `[production]` from
+/// fresh main, and the line's PlanFix task (the one task its agents may write to). What cannot be read is left
 /// out, so the guard errs on the side of denying.
 async fn guard_context(sh: &Shared, line: &LineRow) -> crate::guard::Context {
     let mut cx = crate::guard::Context {
@@ -66,12 +66,15 @@ async fn guard_context(sh: &Shared, line: &LineRow) -> crate::guard::Context {
         }
     }
     match checklist(sh, line).await {
-        Ok(Ok((list, ..))) => cx.patterns = list.never.patterns,
+        Ok(Ok((list, ..))) => {
+            cx.patterns = list.never.patterns;
+            cx.production = list.production;
+        }
         Ok(Err(e)) => {
-            tracing::warn!(line = %line.id, error = %e, "the guard cannot read [never] patterns")
+            tracing::warn!(line = %line.id, error = %e, "the guard cannot read [never] patterns or [production]")
         }
         Err(e) => {
-            tracing::warn!(line = %line.id, error = %e, "the guard cannot read [never] patterns")
+            tracing::warn!(line = %line.id, error = %e, "the guard cannot read [never] patterns or [production]")
         }
     }
     cx

@@ -54,5 +54,6 @@ pub(super) fn invocation(sh: &Shared, line: &LineRow, step: &StepRow) -> Invocat
         max_budget_usd: None,
         log: PathBuf::new(),
         timeout: Duration::from_secs(sh.cfg.step_timeout_secs),
+        wrap: None,
     }
 }

@@ -27,6 +27,7 @@ mod invocation;
 pub(crate) mod judge;
 mod miss;
 pub(crate) mod order;
+mod refusal;
 mod roles;
 mod round;
 mod run;
@@ -203,8 +204,8 @@ async fn ensure_worktree(sh: &Shared, line: &LineRow) -> Result<LineRow> {
         Some(&checkpoint),
     )
     .await?;
-    std::fs::create_dir_all(sh.line_dir(&line.id))
-        .map_err(|e| crate::error::Error::io(sh.line_dir(&line.id), e))?;
+    std::fs::create_dir_all(sh.agent_dir(&line.id))
+        .map_err(|e| crate::error::Error::io(sh.agent_dir(&line.id), e))?;
     Ok(store::lines::get(&mut *sh.store.conn().await?, &line.id)
         .await?
         .expect("line exists"))

@@ -2,21 +2,28 @@
 //! come (its pid, the session's start, rate-limit events), and its end recorded with its cost,
 //! tokens and denials. Steps in the line's session, the judge and the checkers all run here.
 
+use std::path::{Path, PathBuf};
+
+use conveyor_api::StepKind;
 use tokio_util::sync::CancellationToken;
 
 use crate::budget::Budget;
-use crate::claude::{self, Invocation, Verdict};
+use crate::claude::{self, Invocation, Verdict, Wrap};
+use crate::config::SandboxMode;
 use crate::error::Result;
 use crate::exec;
+use crate::sandbox::{Sandbox, Setup};
 use crate::state::Shared;
-use crate::store;
 use crate::store::runs::{self, Ended, RunOutcome};
+use crate::store::{self, LineRow};
 
-/// Runs the agent for one attempt, recording what the run reports while it goes (its pid,
-/// the session's start, rate-limit events).
+/// Runs the agent for one attempt inside its sandbox (unless `[sandbox] mode = "off"`),
+/// recording what the run reports while it goes (its pid, the session's start, rate-limit
+/// events) and, once it ends, what the sandbox refused it.
 pub(super) async fn run_agent(
     sh: &Shared,
-    line_id: &str,
+    line: &LineRow,
+    kind: StepKind,
     run_id: i64,
     inv: &Invocation,
     cancel: &CancellationToken,
@@ -24,7 +31,7 @@ pub(super) async fn run_agent(
     let db = sh.store.clone();
     let budget = sh.budget.clone();
     let clock = sh.clock.clone();
-    let line_id = line_id.to_string();
+    let line_id = line.id.clone();
     let on = move |sig: claude::Signal| -> claude::SignalFuture {
         let db = db.clone();
         let budget = budget.clone();
@@ -32,7 +39,71 @@ pub(super) async fn run_agent(
         let line_id = line_id.clone();
         Box::pin(async move { record_signal(&db, &budget, now, run_id, &line_id, sig).await })
     };
-    claude::run(inv, cancel, &on).await
+    if sh.cfg.sandbox.mode == SandboxMode::Off {
+        return claude::run(inv, cancel, &on).await;
+    }
+    let sandbox = match sandbox(sh, line, kind, run_id, inv).await {
+        Ok(s) => s,
+        Err(e) => {
+            // Never a run outside the sandbox it was meant to have: the run does not start.
+            tracing::error!(line = %line.id, run = run_id, error = %e, "the run's sandbox could not be set up");
+            return claude::Report {
+                spawn_error: Some(format!("the run's sandbox could not be set up: {e}")),
+                ..claude::Report::default()
+            };
+        }
+    };
+    let wrapped = Invocation {
+        wrap: Some(Wrap {
+            prefix: sandbox.prefix(),
+            env: Sandbox::env(),
+        }),
+        ..inv.clone()
+    };
+    let report = claude::run(&wrapped, cancel, &on).await;
+    let found = sandbox.finish(&inv.log).await;
+    if let Err(e) = super::refusal::record_run(sh, &line.id, run_id, &found).await {
+        tracing::warn!(line = %line.id, run = run_id, error = %e, "recording the sandbox's refusals failed");
+    }
+    report
+}
+
+/// The run's sandbox: its line's worktree and branch, its project's `allow_hosts` (from fresh
+/// main, never the line's branch), every other project hidden.
+async fn sandbox(
+    sh: &Shared,
+    line: &LineRow,
+    kind: StepKind,
+    run_id: i64,
+    inv: &Invocation,
+) -> Result<Sandbox> {
+    let projects = store::projects::all(&mut *sh.store.conn().await?).await?;
+    let repo = projects
+        .iter()
+        .find(|p| p.id == line.project_id)
+        .map(|p| PathBuf::from(&p.repo_path))
+        .ok_or_else(|| crate::error::Error::Internal("line without project".into()))?;
+    let allow_hosts = match super::checklist::checklist(sh, line).await? {
+        Ok((list, ..)) => list.sandbox.allow_hosts,
+        // The gate stops the line for it; until then the run reaches the API only.
+        Err(_) => Vec::new(),
+    };
+    let setup = Setup {
+        run_id,
+        worktree: Path::new(line.worktree.as_deref().unwrap_or_default()),
+        repo: &repo,
+        branch: &line.branch,
+        line_id: &line.id,
+        allow_hosts: &allow_hosts,
+        other_repos: projects
+            .iter()
+            .filter(|p| p.id != line.project_id)
+            .map(|p| PathBuf::from(&p.repo_path))
+            .collect(),
+        needs_memory: crate::vault::needs_memory(kind),
+        env: &inv.env,
+    };
+    Sandbox::start(sh, &setup).await
 }
 
 /// Records an ended run: its outcome, tokens and its own cost — the delta of the session's

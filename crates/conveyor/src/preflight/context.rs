@@ -1,6 +1,7 @@
 //! What the checks look at (the daemon's config, how its agents run, its projects), and the
 //! agent CLI run the way a step runs it.
 
+use std::path::Path;
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
@@ -27,7 +28,17 @@ pub struct Context<'a> {
 
 /// The agent CLI, run as a step runs it: the agent's user, environment and `PATH`.
 pub(super) async fn agent(sh: &Context<'_>, args: &[&str]) -> Result<exec::Output> {
-    let mut spec = Spec::new(&sh.cfg.claude_bin, &sh.cfg.data_dir).args(args.iter().copied());
+    as_agent(sh, &sh.cfg.claude_bin, &sh.cfg.data_dir, args).await
+}
+
+/// `program args…` in `cwd` as the agent runs: its user, environment and `PATH`.
+pub(super) async fn as_agent(
+    sh: &Context<'_>,
+    program: &Path,
+    cwd: &Path,
+    args: &[&str],
+) -> Result<exec::Output> {
+    let mut spec = Spec::new(program, cwd).args(args.iter().copied());
     spec.env = sh.agent_env.clone();
     spec.user = sh.agent_user.map(|u| (u.uid, u.gid));
     spec.clear_env = !sh.cfg.agent_env_inherit;

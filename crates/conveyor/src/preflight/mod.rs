@@ -5,14 +5,16 @@
 //!
 //! Each check is a small function of what it observed, so the judgement (which level, which
 //! words, which fix) is tested without the world it looks at; [`run`] gathers the
-//! observations: the agent CLI run as the agent runs (same user, same environment), git, the
-//! data folder, each project's repository and its own `preflight` commands.
+//! observations: the agent CLI and bubblewrap (the agents' sandbox) run as the agent runs
+//! (same user, same environment), git, the data folder, each project's repository and its
+//! own `preflight` commands.
 
 mod context;
 mod daemon;
 mod item;
 mod project;
 mod report;
+mod sandbox;
 
 pub use context::Context;
 pub use daemon::{
@@ -67,6 +69,7 @@ pub async fn run(sh: &Context<'_>) -> Result<Report> {
         &config_file,
     ));
     items.push(git_found(&git_version));
+    items.push(sandbox::sandbox(sh, &config_file).await);
     items.push(ok(
         Code::GitIdentity,
         format!(

@@ -1,6 +1,6 @@
 //! A line as the API shows it: its row, its steps with what their runs cost, and what its
-//! runs left beside them (the guard's denials, the deploys). It reads four tables, so it
-//! stands above their files; none of them imports it.
+//! runs left beside them (the guard's denials, the sandbox's refusals, the deploys). It reads
+//! five tables, so it stands above their files; none of them imports it.
 
 use std::collections::HashMap;
 
@@ -9,7 +9,7 @@ use sqlx::SqliteConnection;
 
 use super::lines::{self, LineRow};
 use super::steps::{self, StepWithCost};
-use super::{deploys, runs};
+use super::{deploys, refusals, runs};
 use crate::error::Result;
 
 /// One line as the API shows it; `None` when there is no such line.
@@ -45,17 +45,19 @@ pub async fn of_rows(c: &mut SqliteConnection, rows: &[LineRow]) -> Result<Vec<a
     Ok(lines)
 }
 
-/// Fills in what the lines' runs left beside their steps: the guard's denials and the deploys
-/// (one query each for all the lines).
+/// Fills in what the lines' runs left beside their steps: the guard's denials, the sandbox's
+/// refusals and the deploys (one query each for all the lines).
 ///
 /// # Errors
 /// Database errors.
 pub async fn with_aftermath(c: &mut SqliteConnection, lines: &mut [api::Line]) -> Result<()> {
     let ids: Vec<String> = lines.iter().map(|l| l.id.clone()).collect();
     let mut denials = runs::denials_of(&mut *c, &ids).await?;
+    let mut refused = refusals::of_lines(&mut *c, &ids).await?;
     let mut deploys = deploys::of_lines(&mut *c, &ids).await?;
     for l in lines {
         l.denials = denials.remove(&l.id).unwrap_or_default();
+        l.refusals = refused.remove(&l.id).unwrap_or_default();
         l.deploys = deploys.remove(&l.id).unwrap_or_default();
     }
     Ok(())

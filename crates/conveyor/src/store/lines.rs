@@ -124,6 +124,7 @@ impl LineRow {
             park_until: self.park_until.map(rfc3339),
             steps,
             denials: Vec::new(),
+            refusals: Vec::new(),
             deploys: Vec::new(),
             planfix_task: self.planfix_task.clone(),
             cost_usd,

@@ -34,6 +34,7 @@ pub mod outbox;
 pub mod projects;
 pub mod questions;
 pub mod rate_limits;
+pub mod refusals;
 pub mod runs;
 mod sql;
 pub mod steps;

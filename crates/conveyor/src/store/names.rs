@@ -154,6 +154,14 @@ impl Stored for conveyor_api::DeployOutcome {
     }
 }
 
+impl Stored for conveyor_api::RefusalKind {
+    const WHAT: &'static str = "refusal kind";
+    const ALL: &'static [Self] = conveyor_api::RefusalKind::ALL;
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
+}
+
 impl Stored for conveyor_api::Channel {
     const WHAT: &'static str = "outbox channel";
     const ALL: &'static [Self] = conveyor_api::Channel::ALL;
@@ -207,6 +215,7 @@ mod tests {
         round_trips::<conveyor_api::Channel>();
         round_trips::<conveyor_api::OutboxKind>();
         round_trips::<conveyor_api::OutboxState>();
+        round_trips::<conveyor_api::RefusalKind>();
     }
 
     #[test]

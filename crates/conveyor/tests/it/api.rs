@@ -322,7 +322,7 @@ async fn questions_are_answered_with_an_option_or_text() {
         .await;
     let l = d.line("t", "x").await;
     let id = l.id.as_str();
-    let journal = d.handle().shared().line_dir(id).join("journal.jsonl");
+    let journal = d.handle().shared().agent_dir(id).join("journal.jsonl");
     std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
     std::fs::write(
         &journal,

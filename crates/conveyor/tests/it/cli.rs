@@ -249,6 +249,25 @@ async fn conveyord_check_prints_what_blocks_and_says_so_in_its_exit_code() {
         text.contains("ok       agent_login: claude is logged in (api_key)"),
         "{text}"
     );
+    assert!(
+        text.contains("ok       sandbox: agent runs go inside bubblewrap "),
+        "{text}"
+    );
+    assert!(text.ends_with("nothing blocks\n"), "{text}");
+
+    // The sandbox off: said loudly, with the fix, but it blocks nothing.
+    d.set_config("[sandbox]\nmode = \"off\"\n");
+    d.restart().await;
+    let (code, text, _) = run(d.url().to_string(), &token_file).await;
+    assert_eq!(code, 0, "{text}");
+    assert!(
+        text.contains("warning  sandbox: the sandbox is off ([sandbox] mode = \"off\"): agents run without bubblewrap"),
+        "{text}"
+    );
+    assert!(
+        text.contains("         fix: set [sandbox] mode = \"required\" in "),
+        "{text}"
+    );
     assert!(text.ends_with("nothing blocks\n"), "{text}");
 
     // A refused token is an error (1), not a verdict.

@@ -30,6 +30,9 @@ fn agents_of(step_id: &str) -> Vec<u32> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn kill_9_at_several_points_loses_nothing_and_reruns_no_finished_step() {
     let mut d = Daemon::builder()
+        // Leftover agents exist only without the sandbox: a sandboxed run dies with its daemon
+        // (sandbox_red.rs). Recovery still has to stop them for `mode = "off"`.
+        .config("[sandbox]\nmode = \"off\"\n")
         .files(&[
             ("a.txt", "a\n"),
             (

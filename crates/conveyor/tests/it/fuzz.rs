@@ -66,7 +66,7 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
     // to reorder.
     let shared = d.handle().shared();
     let asking = d.line("asking", "a line with a question").await;
-    let journal = shared.line_dir(&asking.id).join("journal.jsonl");
+    let journal = shared.agent_dir(&asking.id).join("journal.jsonl");
     std::fs::create_dir_all(journal.parent().unwrap()).unwrap();
     std::fs::write(
         &journal,

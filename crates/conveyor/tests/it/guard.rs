@@ -1,6 +1,7 @@
 //! The never-autonomous guard with the real `claude` against the mock: an agent that tries to
-//! publish and to push to a foreign remote, and a subagent of it that tries to publish too.
-//! Nothing runs, the denials are on the line, and Anton is asked.
+//! publish and to push to a foreign remote, and a subagent of it that tries to publish too;
+//! an agent that reaches production through the environment. Nothing runs, the denials are on
+//! the line, and Anton is asked.
 
 use conveyor_api::{LineState, QuestionStatus};
 use serde_json::{Value, json};
@@ -110,5 +111,81 @@ async fn publishing_and_a_foreign_push_are_denied_for_the_agent_and_its_subagent
         told,
         "{:#?}",
         log.iter().map(|e| &e["after"]).collect::<Vec<&Value>>()
+    );
+}
+
+/// Production reached through the agent's environment, as the project's `[production]` says
+/// it: a declared variable, and an undeclared one whose value (seen by the hook in the agent's
+/// environment, never written to the context file) holds a declared host.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn production_reached_through_the_environment_is_denied() {
+    let checklist =
+        "[production]\nenv = [\"PROD_DATABASE_URL\"]\nhosts = [\"db.prod.example.com\"]\n";
+    let d = Daemon::builder()
+        .files(&[("a.txt", "a\n"), (".conveyor.toml", checklist)])
+        .config(
+            "[agent_env]\nPROD_DATABASE_URL = \"postgres://app@db.prod.example.com/app\"\nAPP_DB = \"postgres://app:pw@db.prod.example.com:5432/app\"\n",
+        )
+        .mock()
+        .start()
+        .await;
+    let (c, mock) = (d.client(), d.mock());
+    let l = d.line("fix", "fix the users table").await;
+    let plan = json!({"level": "light", "steps": [{"title": "fix", "task": "fix", "checks": [{"cmd": "test -f done.txt"}]}]});
+    mock.script_line(
+        &l.id,
+        "planner",
+        json!({"*": [write_plan(&plan), text("planned")]}),
+    )
+    .await;
+    mock.script_line(
+        &l.id,
+        "executor",
+        json!({"2": [
+            bash("touch declared.sentinel; psql \"$PROD_DATABASE_URL\" -c 'drop table users'"),
+            bash("touch value.sentinel; psql \"$APP_DB\" -c 'select 1'"),
+            bash("echo \"$HOME\" > local.txt"),
+            write("done.txt", "done\n"),
+            text("done what I may"),
+        ]}),
+    )
+    .await;
+
+    let waiting = wait_state(c, &l.id, LineState::WaitingAnswer, 240).await;
+    let wt = d.worktree(&l.id);
+    for s in ["declared.sentinel", "value.sentinel"] {
+        assert!(!wt.join(s).exists(), "{s}: a denied command ran");
+    }
+    assert!(
+        wt.join("local.txt").exists(),
+        "a command that reaches no production ran"
+    );
+    let commands: Vec<&str> = waiting
+        .line
+        .denials
+        .iter()
+        .map(|d| d.input["command"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(commands.len(), 2, "{commands:#?}");
+    let log = mock.log().await;
+    let told: Vec<&str> = log
+        .iter()
+        .filter(|e| e["line"] == l.id.as_str())
+        .filter_map(|e| e["after"].as_str())
+        .filter(|a| a.contains("never done autonomously (production)"))
+        .collect();
+    assert!(
+        told.iter().any(|a| a.contains("$PROD_DATABASE_URL"))
+            && told
+                .iter()
+                .any(|a| a.contains("$APP_DB") && a.contains("db.prod.example.com")),
+        "{told:#?}"
+    );
+    // The guard's context names what is production, never its values.
+    let context =
+        std::fs::read_to_string(d.data().join("lines").join(&l.id).join("guard.json")).unwrap();
+    assert!(
+        context.contains("PROD_DATABASE_URL") && !context.contains("pw@"),
+        "{context}"
     );
 }

@@ -565,7 +565,7 @@ async fn kill_9_during_a_judge_run_loses_no_entry_and_judges_none_twice() {
     .await;
     let dead_session = held["session"].as_str().unwrap().to_string();
     // Its verdict is on disk, not applied.
-    let dir = d.data().join("lines").join(&l.id);
+    let dir = d.data().join("lines").join(&l.id).join("agent");
     assert!(
         std::fs::read_dir(&dir)
             .unwrap()

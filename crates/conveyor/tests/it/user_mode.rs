@@ -108,6 +108,25 @@ async fn the_agent_runs_as_the_configured_user_and_the_line_goes_end_to_end() {
     let cfg = conveyor::Config::load(&d.config_file()).unwrap();
     assert!(!cfg.agent_env.contains_key("IS_SANDBOX"));
     let (c, mock, repo) = (d.client(), d.mock(), d.repo());
+    // The sandbox's probe runs as the agent's user too, and works unprivileged.
+    let p = c.preflight().await.unwrap();
+    let sandbox = p
+        .items
+        .iter()
+        .find(|i| i.code == conveyor_api::PreflightCode::Sandbox)
+        .unwrap();
+    assert_eq!(
+        sandbox.level,
+        conveyor_api::PreflightLevel::Ok,
+        "{sandbox:?}"
+    );
+    assert!(
+        sandbox
+            .message
+            .ends_with(&format!("works as the user {USER}")),
+        "{}",
+        sandbox.message
+    );
     let line = d.line("as a user", "record who runs").await;
     let s = line.session_id.clone();
     let plan = json!({"level": "light", "steps": [{"title": "who", "task": "x",

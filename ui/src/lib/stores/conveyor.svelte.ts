@@ -115,6 +115,12 @@ export function blockingItems(p: Preflight | null): PreflightItem[] {
   return [...blocking.filter((i) => i.scope === 'daemon'), ...blocking.filter((i) => i.scope !== 'daemon')];
 }
 
+/** The sandbox's warning (`[sandbox] mode = "off"`: agents run without bubblewrap), which the
+ * banner says although it blocks nothing. */
+export function sandboxOffItem(p: Preflight | null): PreflightItem | null {
+  return p?.items.find((i) => i.code === 'sandbox' && i.level === 'warning') ?? null;
+}
+
 export function asIpcError(e: unknown): IpcError {
   return e instanceof IpcError ? e : new IpcError('internal', String(e), null);
 }
@@ -165,6 +171,7 @@ export class ConveyorStore {
   connected = $derived(this.status?.state === 'connected');
   selected = $derived(this.lines.find((l) => l.id === this.selectedId) ?? null);
   blocking = $derived(blockingItems(this.preflight));
+  sandboxOff = $derived(sandboxOffItem(this.preflight));
   decisionsProject = $derived(
     this.decisionsPick ?? this.selected?.project_id ?? this.projects[0]?.id ?? null,
   );

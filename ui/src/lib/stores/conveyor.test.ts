@@ -213,6 +213,19 @@ describe('ConveyorStore', () => {
     expect(s.blocking).toEqual([]);
   });
 
+  it('sandboxOff is the sandbox warning only: not another warning, not a blocking sandbox', async () => {
+    const s = new ConveyorStore();
+    const off = preflightItem({ code: 'sandbox', level: 'warning', message: 'off' });
+    api.preflight.mockResolvedValue(preflight([preflightItem({ code: 'root_guard', level: 'warning' }), off]));
+    await s.loadPreflight();
+    expect(s.sandboxOff).toEqual(off);
+    expect(s.blocking).toEqual([]);
+    api.preflight.mockResolvedValue(preflight([{ ...off, level: 'blocking' }]));
+    await s.checkPreflight();
+    expect(s.sandboxOff).toBeNull();
+    expect(s.blocking.map((i) => i.code)).toEqual(['sandbox']);
+  });
+
   it('a burst of events costs one refresh, after the debounce', async () => {
     vi.useFakeTimers();
     const s = new ConveyorStore();

@@ -86,6 +86,12 @@ pub(crate) async fn run_judge(
     let diff = line_diff_text(sh, line).await?;
     let decisions =
         super::super::facts::latest_decisions(sh, &line.project_id, DECISIONS_IN_PROMPT).await?;
+    // What the sandbox refused the line's agents: facts for the judge to weigh its entries by.
+    let refused =
+        store::refusals::of_lines(&mut *sh.store.conn().await?, std::slice::from_ref(&line.id))
+            .await?
+            .remove(&line.id)
+            .unwrap_or_default();
     let ids: Vec<String> = entries.iter().map(|q| q.id.clone()).collect();
     let open_ids: Vec<String> = open.iter().map(|(id, _)| id.clone()).collect();
     let now = sh.clock.now_ms();
@@ -115,6 +121,7 @@ pub(crate) async fn run_judge(
         memory: &mem.texts,
         open: &open,
         decisions: &decisions,
+        refused: &refused,
         by_day,
         verdict_path: &f.verdict.to_string_lossy(),
     });

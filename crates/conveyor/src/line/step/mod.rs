@@ -112,7 +112,10 @@ pub(super) async fn run_step(
             .into_iter()
             .collect();
         let hook = hook::write(
-            &sh.line_dir(&line.id),
+            &hook::Dirs {
+                scripts: &sh.line_dir(&line.id),
+                state: &sh.agent_dir(&line.id),
+            },
             &tag,
             &hook_checks,
             sh.cfg.hook_rounds,
@@ -143,7 +146,7 @@ pub(super) async fn run_step(
         };
         give_to_agent(sh, &line.id, &worktree)?;
         tracing::info!(line = %line.id, step = step.n, attempt, resume, "step starts");
-        let report = run_agent(sh, &line.id, run_id, &inv, cancel).await;
+        let report = run_agent(sh, line, kind, run_id, &inv, cancel).await;
         let verdict = report.verdict();
         tracing::info!(line = %line.id, step = step.n, ?verdict, exit = ?report.exit_code, "step run ended");
 
@@ -288,6 +291,10 @@ async fn journal_note(
 ) -> Result<()> {
     use std::io::Write;
     let path = journal_path(sh, line_id);
+    // A line from before the agents' folder existed has none yet.
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| crate::error::Error::io(dir, e))?;
+    }
     let entry = serde_json::json!({
         "kind": "decided",
         "text": format!("conveyor: {text}"),

@@ -73,6 +73,15 @@ async fn a_cancel_is_never_overwritten_and_starts_no_agent() {
     d.stop().await;
 }
 
+/// The config of a daemon whose CLI is a fake one run in a plain repository: these tests are
+/// about sessions, so the sandbox (which needs a real worktree) is off.
+fn fake_cli_config(claude: &Path) -> String {
+    format!(
+        "claude_bin = {:?}\nsandbox = {{ mode = \"off\" }}",
+        claude.display().to_string()
+    )
+}
+
 /// A fake `claude`: `body` is its shell script.
 fn fake_claude(dir: &Path, body: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
@@ -133,11 +142,8 @@ async fn a_step_that_cannot_find_its_session_fails_instead_of_staying_running() 
         r#"for a in "$@"; do if [ "$a" = --resume ]; then echo "No conversation found with session ID: x" >&2; exit 1; fi; done
 echo "Error: Session ID x is already in use." >&2; exit 1"#,
     );
-    let d = crate::daemon::testing::start(
-        &tmp.path().join("data"),
-        &format!("claude_bin = {:?}", claude.display().to_string()),
-    )
-    .await;
+    let d =
+        crate::daemon::testing::start(&tmp.path().join("data"), &fake_cli_config(&claude)).await;
     let sh = d.shared().clone();
     let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
     run_once(&sh, &line, &step).await;
@@ -198,11 +204,8 @@ fn calls(path: &Path) -> Vec<String> {
 async fn a_session_never_started_is_started_again_and_the_journal_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     let (claude, log) = fake_session_claude(tmp.path());
-    let d = crate::daemon::testing::start(
-        &tmp.path().join("data"),
-        &format!("claude_bin = {:?}", claude.display().to_string()),
-    )
-    .await;
+    let d =
+        crate::daemon::testing::start(&tmp.path().join("data"), &fake_cli_config(&claude)).await;
     let sh = d.shared().clone();
     let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
     run_once(&sh, &line, &step).await;
@@ -251,11 +254,8 @@ enum Earlier {
 async fn after_an_earlier_run(earlier: Earlier) -> (Vec<String>, store::LineRow, StepState) {
     let tmp = tempfile::tempdir().unwrap();
     let (claude, log) = fake_session_claude(tmp.path());
-    let d = crate::daemon::testing::start(
-        &tmp.path().join("data"),
-        &format!("claude_bin = {:?}", claude.display().to_string()),
-    )
-    .await;
+    let d =
+        crate::daemon::testing::start(&tmp.path().join("data"), &fake_cli_config(&claude)).await;
     let sh = d.shared().clone();
     let (line, step) = line_with_worktree(&sh, tmp.path(), StepKind::Executor).await;
     let run = if let Earlier::OwnSession(kind) = earlier {

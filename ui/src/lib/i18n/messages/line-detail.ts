@@ -1,5 +1,5 @@
-// One line on the Lines page: its chain of steps, what the guard stopped, its deploys,
-// its journal, the branch's diff and the acceptance.
+// One line on the Lines page: its chain of steps, what the guard stopped and the sandbox
+// refused, its deploys, its journal, the branch's diff and the acceptance.
 
 export const ru = {
   'stepState.pending': 'ждёт',
@@ -35,6 +35,14 @@ export const ru = {
   'guard.step': '— шаг {n}',
   'guard.tool': 'инструмент {tool}',
   'guard.at': 'в {time}',
+
+  'refusals.title': 'Отказано песочницей',
+  'refusals.about': 'Песочница не пустила агентов линии дальше их запуска: ничего из этого не сделано. О недоступном хосте вас спросили, разрешить ли его проекту.',
+  'refusals.kind.write': 'Запись:',
+  'refusals.kind.host': 'Хост:',
+  'refusals.kind.ref': 'Ветка:',
+  'refusals.step': '— шаг {n}',
+  'refusals.at': 'в {time}',
 
   'deploys.title': 'Деплои',
   'deploys.list': 'Деплои линии, последний первым',
@@ -141,6 +149,14 @@ export const en: Record<keyof typeof ru, string> = {
   'guard.step': '— step {n}',
   'guard.tool': 'tool {tool}',
   'guard.at': 'at {time}',
+
+  'refusals.title': 'Refused by the sandbox',
+  'refusals.about': "The sandbox kept the line's agents inside their runs: none of this was done. For a refused host you were asked whether the project should allow it.",
+  'refusals.kind.write': 'Write:',
+  'refusals.kind.host': 'Host:',
+  'refusals.kind.ref': 'Ref:',
+  'refusals.step': '— step {n}',
+  'refusals.at': 'at {time}',
 
   'deploys.title': 'Deploys',
   'deploys.list': "The line's deploys, latest first",

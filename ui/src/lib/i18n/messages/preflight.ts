@@ -9,6 +9,7 @@ export const ru = {
   'preflight.code.tests_paths': 'Где у проекта тесты (tests_paths)',
   'preflight.code.git': 'Программа git',
   'preflight.code.git_identity': 'Автор коммитов git',
+  'preflight.code.sandbox': 'Песочница агентов (bubblewrap)',
   'preflight.code.data_dir': 'Папка данных демона',
   'preflight.code.disk_space': 'Свободное место на диске',
   'preflight.code.repository': 'Репозиторий проекта',
@@ -32,6 +33,10 @@ export const ru = {
   'preflight.banner': 'Шаги не запускаются, пока это не исправлено',
   'preflight.bannerProject': 'Линии этих проектов ждут исправления',
   'preflight.openSettings': 'Открыть настройки',
+  'preflight.sandboxOff':
+    'Песочница выключена: агенты работают без bubblewrap, и ничто, кроме защиты, не мешает им писать вне рабочего дерева линии, ходить на любые хосты и двигать чужие ветки',
+  'preflight.sandboxOffFix':
+    'поставьте [sandbox] mode = "required" в conveyor.toml демона и установите bubblewrap (apt install bubblewrap)',
 };
 
 export const en: Record<keyof typeof ru, string> = {
@@ -42,6 +47,7 @@ export const en: Record<keyof typeof ru, string> = {
   'preflight.code.tests_paths': "Where the project's tests live (tests_paths)",
   'preflight.code.git': 'git program',
   'preflight.code.git_identity': 'git commit identity',
+  'preflight.code.sandbox': "The agents' sandbox (bubblewrap)",
   'preflight.code.data_dir': "The daemon's data folder",
   'preflight.code.disk_space': 'Free disk space',
   'preflight.code.repository': "The project's repository",
@@ -65,4 +71,8 @@ export const en: Record<keyof typeof ru, string> = {
   'preflight.banner': 'No step starts until this is fixed',
   'preflight.bannerProject': "These projects' lines wait for a fix",
   'preflight.openSettings': 'Open Settings',
+  'preflight.sandboxOff':
+    "The sandbox is off: agents run without bubblewrap, and nothing but the guard stops them writing outside the line's worktree, reaching any host or moving other branches",
+  'preflight.sandboxOffFix':
+    'set [sandbox] mode = "required" in the daemon\'s conveyor.toml and install bubblewrap (apt install bubblewrap)',
 };
