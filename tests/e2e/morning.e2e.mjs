@@ -73,19 +73,21 @@ async function api(p, init = {}) {
 before(async () => {
   if (!fs.existsSync(CLAUDE)) throw new Error(`${CLAUDE} is missing: run npm install`);
   dirs = makeHome('morning');
-  // Each line's executor appends its title's journal (the title is in the step's prompt).
-  const journals = path.join(dirs.home, 'journals');
-  fs.mkdirSync(journals);
-  for (const [title, questions] of Object.entries(LINES)) {
-    const entries = questions.map(([q, options]) =>
-      JSON.stringify({ kind: 'question', text: q, options, default: options[0], why: 'scripted', reversible: true, expensive: false }),
-    );
-    fs.writeFileSync(path.join(journals, `${title}.jsonl`), entries.join('\n') + '\n');
-  }
+  // Each line's executor appends its title's questions to its journal (the title is in the
+  // step's prompt). They travel in the command itself: the agent runs in its sandbox, where a
+  // file the test left in /tmp is not there (the run has a /tmp of its own).
+  const cases = Object.entries(LINES)
+    .map(([title, questions]) => {
+      const entries = questions.map(([q, options]) =>
+        JSON.stringify({ kind: 'question', text: q, options, default: options[0], why: 'scripted', reversible: true, expensive: false }),
+      );
+      return `${title}) printf '%s\\n' ${entries.map((e) => `'${e}'`).join(' ')} ;;`;
+    })
+    .join(' ');
   mock = await startMock();
   await mock.script('*', {
     1: [writePlan({ level: 'light', steps: [{ title: 'work', task: 'ask first', checks: [] }] }), text('planned')],
-    2: [bash(`cat "${journals}/{{prompt:line [\\w-]+ .(\\w+).}}.jsonl" >> "$CONVEYOR_JOURNAL"`), text('asked')],
+    2: [bash(`case "{{prompt:line [\\w-]+ .(\\w+).}}" in ${cases} esac >> "$CONVEYOR_JOURNAL"`), text('asked')],
   });
   // Every judge run: the verdict of its own line (the others' Writes get no path and fail).
   await mock.scriptKind('judge', {
