@@ -36,6 +36,13 @@ CONVEYOR_RUNTIME_PKGS=(git bubblewrap)
 # What only its tests run: curl, through the sandbox's proxy (tests/it/sandbox_net.rs).
 CONVEYOR_TEST_PKGS=(curl)
 
+# node_check: Node.js is there and one the repository runs on (package.json `engines.node`),
+# or a clear error saying which is needed and where to get it.
+node_check() {
+  command -v node >/dev/null || { echo "error: Node.js is required (node not found): take Node 22 LTS from nodejs.org or NodeSource" >&2; return 1; }
+  node scripts/node-version.mjs
+}
+
 # npm_deps: install the node packages of package-lock.json when node_modules is missing or
 # older than the lock file. `npm install`, not `npm ci`: vite 8 names an optional,
 # Windows-only package the registry here does not serve, which `npm ci` refuses and

@@ -6,6 +6,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
 . scripts/lib.sh
 
+node_check
 apt_pkgs "${TAURI_BUILD_PKGS[@]}" "${CONVEYOR_RUNTIME_PKGS[@]}"
 npm_deps
 build_app

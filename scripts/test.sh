@@ -19,7 +19,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
   set -e
   disk_room
   apt_pkgs "${CONVEYOR_RUNTIME_PKGS[@]}" "${CONVEYOR_TEST_PKGS[@]}" "${TAURI_BUILD_PKGS[@]}" "${TAURI_TEST_PKGS[@]}"
-  command -v node >/dev/null || { echo "Node.js is required (node not found)" >&2; exit 1; }
+  node_check
   npm_deps
   fuzz_venv
   cargo_need cargo-nextest cargo-nextest
@@ -37,8 +37,9 @@ phase build build_app
 phase clippy cargo clippy --workspace --all-targets --quiet -- -D warnings
 phase svelte-check svelte_check
 phase vitest npx vitest run --root ui
-# The mock Telegram and PlanFix servers hold to the real APIs' contracts.
-phase contracts node --test tests/fixtures/*.test.mjs
+# The mock Telegram and PlanFix servers hold to the real APIs' contracts, and the Node.js
+# versions package.json declares to the packages' own.
+phase contracts node --test tests/fixtures/*.test.mjs tests/node/*.test.mjs
 phase e2e e2e_tests
 phase nextest rust_tests "$nextest_log"
 
