@@ -127,7 +127,7 @@ pub async fn telegram(sh: Arc<Shared>) {
     let Some(cc) = sh.cfg.catcher.clone() else {
         return;
     };
-    let mut last: Option<Instant> = None;
+    let mut last = last_send(&sh, cc.min_gap_ms).await;
     let mut failures: i64 = 0;
     let mut bot: Option<Bot> = None;
     loop {
@@ -164,6 +164,42 @@ pub async fn telegram(sh: Arc<Shared>) {
             () = tokio::time::sleep(wait) => {}
             () = sh.shutdown.cancelled() => return,
         }
+    }
+}
+
+/// Where the time of the last call to the chat is kept (the daemon's clock, ms): the gap is
+/// Telegram's, and a restarted daemon must keep it too, not send at once.
+const LAST_SEND: &str = "catcher_last_send_ms";
+
+/// The last call to the chat as an `Instant`, from what the outbox's store kept; `None` when
+/// it is longer ago than the gap (or never was).
+async fn last_send(sh: &Shared, gap_ms: u64) -> Option<Instant> {
+    let kept = match sh.store.conn().await {
+        Ok(mut c) => crate::store::account::value(&mut c, LAST_SEND)
+            .await
+            .ok()
+            .flatten(),
+        Err(_) => None,
+    };
+    let ago = sh.clock.now_ms() - kept?.parse::<i64>().ok()?;
+    let ago = u64::try_from(ago).unwrap_or(0);
+    if ago >= gap_ms {
+        return None;
+    }
+    Instant::now().checked_sub(Duration::from_millis(ago))
+}
+
+/// A call to the chat was answered now: the next waits the gap from here, also after a restart.
+async fn sent_now(sh: &Shared, last: &mut Option<Instant>) {
+    *last = Some(Instant::now());
+    let now = sh.clock.now_ms().to_string();
+    let kept = match sh.store.conn().await {
+        Ok(mut c) => crate::store::account::set_value(&mut c, LAST_SEND, Some(&now)).await,
+        Err(e) => Err(e),
+    };
+    if let Err(e) = kept {
+        // The gap still holds in memory; only a restart in the next second could break it.
+        tracing::warn!(error = %e, "keeping the Catcher's last send time failed");
     }
 }
 
@@ -345,7 +381,7 @@ async fn deliver(
             // From its answer: Telegram saw the call before it answered, so the next one
             // reaches it at least the gap later (timed from the request, a call slow to arrive
             // and a quick next one can land closer than the gap, and be refused with a 429).
-            *last = Some(Instant::now());
+            sent_now(sh, last).await;
             match r {
                 // Deleted in the chat meanwhile: nothing left to change.
                 Err(CallError::Refused { why, .. }) if why.contains("not found") => {}
@@ -371,7 +407,7 @@ async fn deliver(
         }
         let sent = bot.send(chat, &p.text, &p.keys).await;
         // The gap runs from the answer, as for an edit above.
-        *last = Some(Instant::now());
+        sent_now(sh, last).await;
         let id = sent?;
         ids.push(id);
         if ids.len() < parts.len() {

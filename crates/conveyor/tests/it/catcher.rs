@@ -707,3 +707,51 @@ async fn an_unconfigured_catcher_or_an_open_token_file_is_said_plainly() {
         item.message
     );
 }
+
+/// The one-message-a-gap rule holds across a restart: the time of the last send is kept with
+/// the outbox, so a daemon started again right after a send waits out the rest of the gap
+/// instead of being refused by Telegram's flood control (the mock's 429).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_right_after_a_send_still_waits_the_gap() {
+    // A gap longer than a restart takes on a busy machine.
+    let tg = Double::start(
+        "mock-telegram.mjs",
+        &[
+            "--token".into(),
+            BOT_TOKEN.into(),
+            "--chat".into(),
+            CHAT.to_string(),
+            "--min-interval-ms".into(),
+            "4000".into(),
+        ],
+    );
+    let secrets = tempfile::tempdir().unwrap();
+    let toml = config(secrets.path(), &tg, None, &day()) + "min_gap_ms = 4000\n";
+    let mut d = Daemon::builder().config(&toml).start().await;
+    let first = d.client().outbox_test().await.unwrap().id;
+    wait_for(30, "the first message", || async {
+        (!messages(&tg).await.is_empty()).then_some(())
+    })
+    .await;
+    d.restart().await;
+    let second = d.client().outbox_test().await.unwrap().id;
+    let sent = wait_for(60, "the second message", || async {
+        let m = messages(&tg).await;
+        (m.len() >= 2).then_some(m)
+    })
+    .await;
+    assert_eq!(
+        sent.iter().map(test_number).collect::<Vec<_>>(),
+        [first, second]
+    );
+    let calls = tg.get("/test/calls").await;
+    let refused = calls
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["method"] == "sendMessage" && c["status"] == 429)
+        .count();
+    assert_eq!(refused, 0, "sent before the gap was over: {calls}");
+    let at: Vec<i64> = sent.iter().map(|m| m["at_ms"].as_i64().unwrap()).collect();
+    assert!(at[1] - at[0] >= 4000, "{at:?}");
+}
