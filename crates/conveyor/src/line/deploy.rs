@@ -56,8 +56,11 @@ pub(super) async fn deploy(sh: &Shared, line: &LineRow, cancel: &CancellationTok
         tracing::warn!(line = %line.id, commit = %d.commit, "a deploy was running when the daemon stopped: the health check decides whether it took");
         let dir = scratch(sh, &line.id);
         git::scratch_at(&sh.locks, &repo, &dir, &d.commit, cancel).await?;
+        // What it printed until then is in its file, written as it came.
+        let printed = std::fs::read_to_string(output_file(sh, &line.id, d.id)).unwrap_or_default();
         let output = format!(
-            "{}\n[conveyor] the daemon stopped during this deploy; its health check decides whether it took\n",
+            "$ {cmd}\n{}{}\n[conveyor] the daemon stopped during this deploy; its health check decides whether it took\n",
+            exec::tail(&printed, 6000),
             d.output_tail
         );
         store::deploys::set_output(&mut *sh.store.conn().await?, d.id, &output).await?;
@@ -100,12 +103,19 @@ pub(super) async fn deploy(sh: &Shared, line: &LineRow, cancel: &CancellationTok
     let dir = scratch(sh, &line.id);
     git::scratch_at(&sh.locks, &repo, &dir, &main, cancel).await?;
     let env = (previous.as_str(), main.as_str());
-    let out = run(sh, &line.id, &cmd, &dir, env, cancel).await?;
+    // Its output goes to its file as it comes, not through the daemon's memory: a `kill -9` of
+    // the daemon mid-deploy leaves everything it printed until then for the record.
+    let file = output_file(sh, &line.id, id);
+    if let Some(d) = file.parent() {
+        std::fs::create_dir_all(d).map_err(|e| crate::error::Error::io(d, e))?;
+    }
+    let out = run(sh, &line.id, &to_file(&cmd, &file), &dir, env, cancel).await?;
     if cancel.is_cancelled() {
         // Stopped: the row stays `running`; the health check decides after the restart.
         return Ok(());
     }
-    let output = format!("$ {cmd}\n{}", out.tail(6000));
+    let printed = std::fs::read_to_string(&file).unwrap_or_default();
+    let output = format!("$ {cmd}\n{}{}", exec::tail(&printed, 6000), out.tail(2000));
     store::deploys::set_output(&mut *sh.store.conn().await?, id, &output).await?;
     let health = if out.code == Some(0) {
         health(sh, line, &list, &dir, env, id, cancel).await?
@@ -345,6 +355,21 @@ async fn run(
     spec.env.insert("CONVEYOR_COMMIT".into(), commit.into());
     let timeout = Duration::from_secs(sh.cfg.command_timeout_secs);
     exec::run(&spec, timeout, cancel).await
+}
+
+/// Where deploy `id` of the line writes what it prints.
+fn output_file(sh: &Shared, line_id: &str, id: i64) -> PathBuf {
+    sh.line_dir(line_id).join(format!("deploy-{id}.log"))
+}
+
+/// `cmd` with its output (both streams) appended to `file` by the shell that runs it: the
+/// deploy's processes write there themselves, whatever happens to the daemon. The command is
+/// shell source already; a group keeps its exit code.
+fn to_file(cmd: &str, file: &Path) -> String {
+    format!(
+        "{{\n{cmd}\n}} >>{} 2>&1",
+        crate::hook::quote(&file.to_string_lossy())
+    )
 }
 
 fn short(sha: &str) -> &str {

@@ -16,7 +16,7 @@ use crate::support::*;
 fn checklist(releases: &Path, deploy_sleep: u32) -> String {
     let r = releases.display();
     format!(
-        r#"deploy = "echo \"start $CONVEYOR_COMMIT $(date +%s%N)\" >> {r}/log && echo $CONVEYOR_COMMIT > {r}/current && sleep {deploy_sleep} && echo \"end $CONVEYOR_COMMIT $(date +%s%N)\" >> {r}/log"
+        r#"deploy = "echo \"start $CONVEYOR_COMMIT $(date +%s%N)\" >> {r}/log && echo $CONVEYOR_COMMIT > {r}/current && echo \"deploying $CONVEYOR_COMMIT\" && sleep {deploy_sleep} && echo \"end $CONVEYOR_COMMIT $(date +%s%N)\" >> {r}/log"
 health_check = "grep -qx ok health.txt && test \"$(cat {r}/current)\" = \"$CONVEYOR_COMMIT\""
 rollback = "echo \"rollback $CONVEYOR_PREVIOUS_COMMIT\" >> {r}/log && echo $CONVEYOR_PREVIOUS_COMMIT > {r}/current"
 health_retries = 2
@@ -182,6 +182,13 @@ async fn deploys_never_overlap_and_one_cut_by_kill_9_is_settled_by_its_health_ch
         })
         .expect("one deploy was settled after the restart");
     assert_eq!(cut.outcome, DeployOutcome::Green);
+    // What it printed before the kill is kept: its output went to its file as it came.
+    assert!(
+        cut.output_tail
+            .contains(&format!("deploying {}", cut.commit)),
+        "{}",
+        cut.output_tail
+    );
     // Never two at once: each deploy starts after the one before it ended (the cut one ended
     // when the daemon died, before the next could start).
     let times: Vec<(String, String, u128)> = text
