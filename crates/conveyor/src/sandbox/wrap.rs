@@ -344,10 +344,16 @@ fn mounts(sh: &Shared, s: &Setup<'_>) -> Result<Vec<Mount>> {
     .flatten()
     .filter(|b| b.is_absolute())
     {
+        // Their folders as they really are: bwrap cannot make a mount point through a symlink
+        // (`node_modules` linked from elsewhere), and the link itself resolves through `/`.
         let real = std::fs::canonicalize(&bin).unwrap_or_else(|_| bin.clone());
-        for dir in [bin.parent(), real.parent()].into_iter().flatten() {
+        for dir in [bin.parent(), real.parent()]
+            .into_iter()
+            .flatten()
+            .filter_map(|d| std::fs::canonicalize(d).ok())
+        {
             if dir.parent().is_some() && dir.is_dir() {
-                m.push(Mount::ReadOnly(dir.to_path_buf()));
+                m.push(Mount::ReadOnly(dir));
             }
         }
     }
