@@ -74,6 +74,10 @@ pub fn check(tool: &str, input: &Value, cx: &Context, env: Env<'_>) -> Option<De
     }
 }
 
+/// How every reason the guard gives begins: what tells its denials from a checking role's
+/// own (`roles::denials`).
+pub const NEVER: &str = "never done autonomously";
+
 /// `conveyord hook guard`: the `PreToolUse` hook's answer to its input (`None`: allowed).
 pub fn hook_answer(input: &str, cx: &Context, env: Env<'_>) -> Option<String> {
     let v: Value = serde_json::from_str(input).unwrap_or_default();
@@ -84,7 +88,7 @@ pub fn hook_answer(input: &str, cx: &Context, env: Env<'_>) -> Option<String> {
         env,
     )?;
     let why = format!(
-        "never done autonomously ({}): {}. Do not try another way. Append a question for Anton \
+        "{NEVER} ({}): {}. Do not try another way. Append a question for Anton \
          to $CONVEYOR_JOURNAL instead, with \"reversible\": false and \"expensive\": true, saying \
          what you wanted to do and why, and go on with the rest of the work.",
         d.rule, d.why

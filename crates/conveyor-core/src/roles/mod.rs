@@ -1,12 +1,13 @@
 //! The checking roles' rules: which roles a level runs ([`chain`]), what the diff says about
 //! the level and the gate ([`forced_full`], [`first_match`]), the round still to run
-//! ([`missing`]) and a role's verdict file ([`verdict`]). Their runs are the daemon's
-//! (`roles`, `line::roles`).
+//! ([`missing`]), a role's verdict file ([`verdict`]) and what a checking run was denied
+//! ([`denials`]). Their runs are the daemon's (`roles`, `line::roles`).
 //!
 //! A line is a chain of roles, each its own run: the author (planner, executor, fixer) works in
 //! the line's session; tester, reviewer and skeptic each run in a fresh session of their own,
 //! because the one who wrote the code is a bad checker of it.
 
+pub mod denials;
 pub mod verdict;
 
 use conveyor_api::{Level, RoleCall, RoleVerdict, StepKind, StepState};

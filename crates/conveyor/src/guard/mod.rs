@@ -20,9 +20,15 @@ pub fn hook_command(bin: &std::path::Path, context: &std::path::Path) -> String 
 /// runs its hooks with the agent's environment, so they are what the command would see, and
 /// no production secret is written to the context file.
 pub fn hook_with_context_file(input: &str, context: &std::path::Path) -> Option<String> {
-    let cx: Context = std::fs::read_to_string(context)
+    hook_answer(input, &read_context(context), &|name| {
+        std::env::var(name).ok()
+    })
+}
+
+/// The context file's context; one that cannot be read is the empty one.
+pub fn read_context(context: &std::path::Path) -> Context {
+    std::fs::read_to_string(context)
         .ok()
         .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default();
-    hook_answer(input, &cx, &|name| std::env::var(name).ok())
+        .unwrap_or_default()
 }

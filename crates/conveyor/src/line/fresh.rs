@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::budget::Admitted;
 use crate::claude::{Invocation, Report, Verdict as RunVerdict};
 use crate::judge::JudgeHooks;
+use crate::roles::denials;
 use crate::state::Shared;
 use crate::store::runs::{self, NewRun};
 use crate::store::{self, LineRow, StepRow};
@@ -21,7 +22,7 @@ use crate::{error::Result, git, hook};
 use super::folder::give_to_agent;
 use super::invocation::invocation;
 use super::miss::{budget_cap_hit, usage_limit_hit};
-use super::run::{record_run_end, run_agent};
+use super::run::{RunEnd, record_run_end, run_agent};
 
 /// The files of one attempt.
 #[derive(Debug, Clone)]
@@ -160,10 +161,18 @@ pub(super) async fn run(
     let outcome = report.verdict();
     tracing::info!(line = %line.id, step = step.n, verdict = ?outcome, "checker run ended");
     let (blocks, _) = hook::Hook::rounds_in(&f.state);
-    record_run_end(sh, &line.id, run_id, &report, &outcome, blocks, false).await?;
+    let end = RunEnd {
+        kind: run.kind,
+        report: &report,
+        verdict: &outcome,
+        log: &f.log,
+        hook_blocks: blocks,
+        in_line_session: false,
+    };
+    let mistakes = record_run_end(sh, &line.id, run_id, &end).await?;
     // A checker changes nothing: whatever the run left in the worktree is undone.
     git::reset_to(&worktree, &checkpoint).await?;
-    settle(
+    let ended = settle(
         sh,
         line,
         step,
@@ -172,7 +181,21 @@ pub(super) async fn run(
         &f.log,
         (&worktree, &checkpoint),
     )
-    .await
+    .await?;
+    // A checker that kept trying what its role does not have is counted as a failed run, as
+    // one without a verdict: its verdict is not taken, and it runs again within its step's
+    // attempts (the judge's, the roles' own limits). Its denials stay on the line.
+    Ok(match ended {
+        Ended::Finished { run_id, .. } if denials::kept_trying(mistakes) => Ended::Failed {
+            run_id,
+            reason: format!(
+                "the {} kept trying tools its role does not have ({mistakes} denied): its \
+                 verdict is not taken",
+                run.kind.as_str()
+            ),
+        },
+        other => other,
+    })
 }
 
 async fn settle(

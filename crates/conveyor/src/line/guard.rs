@@ -24,7 +24,7 @@ pub(super) async fn guard_hook(sh: &Shared, line: &LineRow) -> Result<Option<Str
     let cx = guard_context(sh, line).await;
     let dir = sh.line_dir(&line.id);
     std::fs::create_dir_all(&dir).map_err(|e| crate::error::Error::io(&dir, e))?;
-    let path = dir.join("guard.json");
+    let path = context_file(sh, &line.id);
     let text = serde_json::to_string(&cx).unwrap_or_default();
     std::fs::write(&path, text).map_err(|e| crate::error::Error::io(&path, e))?;
     // The CLI runs its hooks as the agent's user.
@@ -32,6 +32,11 @@ pub(super) async fn guard_hook(sh: &Shared, line: &LineRow) -> Result<Option<Str
         exec::chown_tree(&path, u.uid, u.gid)?;
     }
     Ok(Some(crate::guard::hook_command(&bin, &path)))
+}
+
+/// The guard's context file of a line's runs.
+pub(super) fn context_file(sh: &Shared, line_id: &str) -> PathBuf {
+    sh.line_dir(line_id).join("guard.json")
 }
 
 /// The project's own remotes (names and URLs), `[never] patterns` and `[production]` from

@@ -12,6 +12,7 @@ use crate::claude::{self, Invocation, Verdict, Wrap};
 use crate::config::SandboxMode;
 use crate::error::Result;
 use crate::exec;
+use crate::roles::denials;
 use crate::sandbox::{Sandbox, Setup};
 use crate::state::Shared;
 use crate::store::runs::{self, Ended, RunOutcome};
@@ -106,19 +107,49 @@ async fn sandbox(
     Sandbox::start(sh, &setup).await
 }
 
+/// What an ended run is recorded from.
+pub(super) struct RunEnd<'a> {
+    pub kind: StepKind,
+    pub report: &'a claude::Report,
+    pub verdict: &'a Verdict,
+    /// The run's stream-json log: why each of its calls was denied.
+    pub log: &'a Path,
+    /// The Stop hook's blocks.
+    pub hook_blocks: u32,
+    /// False for a run in a session of its own (a judge's, a checker's).
+    pub in_line_session: bool,
+}
+
 /// Records an ended run: its outcome, tokens and its own cost — the delta of the session's
 /// cumulative total — with the line's new session total, in one transaction. A run in a
 /// session of its own (`in_line_session` false: a judge's) costs its whole total and leaves
-/// the line's session total alone.
+/// the line's session total alone. Its denials stay on the run (the line shows them); Anton
+/// is asked about each, except a checking run's own mistakes (`roles::denials`), whose
+/// number is returned for the caller to count against the run.
+///
+/// # Errors
+/// Database errors.
 pub(super) async fn record_run_end(
     sh: &Shared,
     line_id: &str,
     run_id: i64,
-    report: &claude::Report,
-    verdict: &Verdict,
-    hook_blocks: u32,
-    in_line_session: bool,
-) -> Result<()> {
+    end: &RunEnd<'_>,
+) -> Result<usize> {
+    let RunEnd {
+        kind,
+        report,
+        verdict,
+        log,
+        hook_blocks,
+        in_line_session,
+    } = *end;
+    let denied: Vec<serde_json::Value> = report
+        .result
+        .as_ref()
+        .and_then(|r| r.permission_denials.as_ref())
+        .and_then(|v| v.as_array().cloned())
+        .unwrap_or_default();
+    let sorted = sort_denials(sh, line_id, kind, log, denied).await;
     let mut tx = sh.store.begin().await?;
     let session_cost = if in_line_session {
         store::lines::get(&mut tx, line_id)
@@ -182,30 +213,61 @@ pub(super) async fn record_run_end(
         &ended,
     )
     .await?;
-    let denied: Vec<serde_json::Value> = report
-        .result
-        .as_ref()
-        .and_then(|r| r.permission_denials.as_ref())
-        .and_then(|v| v.as_array().cloned())
-        .unwrap_or_default();
+    let ask = &sorted.for_anton;
     let told =
-        super::answer::ask_about_denials(sh, &mut tx, line_id, &denied, sh.clock.now_ms()).await?;
+        super::answer::ask_about_denials(sh, &mut tx, line_id, ask, sh.clock.now_ms()).await?;
     tx.commit().await?;
     // Its cost is recorded: the live figure is done with.
     sh.budget.live.remove(run_id);
     if told {
         sh.told();
     }
-    if !denied.is_empty() {
+    if sorted.mistakes > 0 {
         tracing::warn!(
             line = line_id,
             run = run_id,
-            denied = denied.len(),
+            kind = %kind,
+            denied = sorted.mistakes,
+            "the checker tried tools its role does not have; recorded on the line"
+        );
+    }
+    if !ask.is_empty() {
+        tracing::warn!(
+            line = line_id,
+            run = run_id,
+            denied = ask.len(),
             "the agent was denied tool calls; Anton is asked"
         );
-        sh.announce_questions(line_id, denied.len());
+        sh.announce_questions(line_id, ask.len());
     }
-    Ok(())
+    Ok(sorted.mistakes)
+}
+
+/// A run's denials, sorted: a checker's mistake (a tool its role lacks, a write its guard
+/// refuses) is the daemon's business, never a question; what the never-autonomous guard
+/// denied it still is, as every denial of a working run.
+async fn sort_denials(
+    sh: &Shared,
+    line_id: &str,
+    kind: StepKind,
+    log: &Path,
+    denied: Vec<serde_json::Value>,
+) -> denials::Denials {
+    if !denials::checking(kind) || denied.is_empty() {
+        return denials::Denials {
+            for_anton: denied,
+            mistakes: 0,
+        };
+    }
+    // The guard's own check as its hook ran it: the line's context file, and the daemon's
+    // environment for what a command expands (a call both guards deny is a file tool's: a
+    // role's guard leaves Bash alone, and the judge has no Bash).
+    let cx = crate::guard::read_context(&super::guard::context_file(sh, line_id));
+    let never = |tool: &str, input: &serde_json::Value| {
+        crate::guard::check(tool, input, &cx, &|name| std::env::var(name).ok()).is_some()
+    };
+    let log = tokio::fs::read_to_string(log).await.unwrap_or_default();
+    denials::sort(&denied, &log, &never)
 }
 
 /// Records what a run reports while it goes (pid, session start, rate-limit events, its live

@@ -8,8 +8,8 @@ pub mod prompt;
 pub mod work;
 
 pub use conveyor_core::roles::{
-    CHECKERS, Role, Seen, chain, first_match, forced_full, missing, rank, rework_task, title,
-    verdict,
+    CHECKERS, Role, Seen, chain, denials, first_match, forced_full, missing, rank, rework_task,
+    title, verdict,
 };
 
 use std::path::Path;

@@ -4,6 +4,7 @@
 mod api;
 mod budget_live;
 mod catcher;
+mod checker_denials;
 mod cli;
 mod crash;
 mod dead_ends;

@@ -23,7 +23,7 @@ use super::folder::{give_to_agent, ingest_journal, journal_path, plan_path};
 use super::guard::guard_hook;
 use super::invocation::invocation;
 use super::miss::{budget_cap_hit, usage_limit_hit};
-use super::run::{record_run_end, run_agent};
+use super::run::{RunEnd, record_run_end, run_agent};
 
 /// How many of the project's latest decisions a step's prompt carries.
 const DECISIONS_IN_PROMPT: i64 = 10;
@@ -151,7 +151,15 @@ pub(super) async fn run_step(
         tracing::info!(line = %line.id, step = step.n, ?verdict, exit = ?report.exit_code, "step run ended");
 
         let (blocks, _) = hook.rounds();
-        record_run_end(sh, &line.id, run_id, &report, &verdict, blocks, true).await?;
+        let end = RunEnd {
+            kind,
+            report: &report,
+            verdict: &verdict,
+            log: &inv.log,
+            hook_blocks: blocks,
+            in_line_session: true,
+        };
+        record_run_end(sh, &line.id, run_id, &end).await?;
         ingest_journal(sh, &line.id, Some(&step.id)).await?;
 
         // Cancelled by Anton while it ran: leave the line cancelled.
