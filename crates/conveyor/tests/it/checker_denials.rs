@@ -37,6 +37,31 @@ async fn denial_questions(c: &conveyor_api::Client, l: &LineDetail) -> Vec<Strin
         .collect()
 }
 
+/// A daemon with the real CLI against the mock, on a repository holding `a.txt`.
+async fn daemon() -> Daemon {
+    Daemon::builder()
+        .files(&[("a.txt", "a\n")])
+        .mock()
+        .start()
+        .await
+}
+
+/// A line whose planner plans one step and whose executor adds `b.txt`: what the checking
+/// runs then look at.
+async fn changed_line(d: &Daemon, title: &str) -> conveyor_api::Line {
+    let l = d.line(title, "a change").await;
+    d.mock()
+        .script(
+            &l.session_id,
+            json!({
+                "1": [write_plan(&plan()), text("planned")],
+                "2": [write("b.txt", "b\n"), text("changed")],
+            }),
+        )
+        .await;
+    l
+}
+
 /// Waits until the line is done or waits for Anton (so the old behaviour fails at once).
 async fn settled(c: &conveyor_api::Client, id: &str) -> LineDetail {
     wait_for(240, "the line to be done or to wait for Anton", || async {
@@ -52,21 +77,9 @@ async fn settled(c: &conveyor_api::Client, id: &str) -> LineDetail {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_testers_denied_write_is_on_the_line_and_never_asks_anton() {
-    let d = Daemon::builder()
-        .files(&[("a.txt", "a\n")])
-        .mock()
-        .start()
-        .await;
+    let d = daemon().await;
     let (c, mock) = (d.client(), d.mock());
-    let l = d.line("tested", "a change").await;
-    mock.script(
-        &l.session_id,
-        json!({
-            "1": [write_plan(&plan()), text("planned")],
-            "2": [write("b.txt", "b\n"), text("changed")],
-        }),
-    )
-    .await;
+    let l = changed_line(&d, "tested").await;
     // The tester tries to fix what it checks (its guard lets it write only its verdict), then
     // checks and passes.
     mock.script_line(
@@ -102,21 +115,9 @@ async fn a_testers_denied_write_is_on_the_line_and_never_asks_anton() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_tester_that_keeps_trying_to_write_is_a_failed_run() {
-    let d = Daemon::builder()
-        .files(&[("a.txt", "a\n")])
-        .mock()
-        .start()
-        .await;
+    let d = daemon().await;
     let (c, mock) = (d.client(), d.mock());
-    let l = d.line("stubborn tester", "a change").await;
-    mock.script(
-        &l.session_id,
-        json!({
-            "1": [write_plan(&plan()), text("planned")],
-            "2": [write("b.txt", "b\n"), text("changed")],
-        }),
-    )
-    .await;
+    let l = changed_line(&d, "stubborn tester").await;
     mock.script_line(
         &l.id,
         "tester",
@@ -147,11 +148,7 @@ async fn a_tester_that_keeps_trying_to_write_is_a_failed_run() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_judges_denied_write_never_asks_anton() {
-    let d = Daemon::builder()
-        .files(&[("a.txt", "a\n")])
-        .mock()
-        .start()
-        .await;
+    let d = daemon().await;
     let (c, mock) = (d.client(), d.mock());
     let l = d.line("judged", "a change").await;
     let fork = json!({"kind": "fork", "text": "Name the table events or log", "options": ["events", "log"], "default": "events", "why": "scripted", "reversible": true, "expensive": false});
@@ -194,21 +191,9 @@ async fn a_judges_denied_write_never_asks_anton() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_the_never_guard_denies_a_tester_still_asks_anton() {
-    let d = Daemon::builder()
-        .files(&[("a.txt", "a\n")])
-        .mock()
-        .start()
-        .await;
+    let d = daemon().await;
     let (c, mock) = (d.client(), d.mock());
-    let l = d.line("publishing tester", "a change").await;
-    mock.script(
-        &l.session_id,
-        json!({
-            "1": [write_plan(&plan()), text("planned")],
-            "2": [write("b.txt", "b\n"), text("changed")],
-        }),
-    )
-    .await;
+    let l = changed_line(&d, "publishing tester").await;
     mock.script_line(
         &l.id,
         "tester",
