@@ -122,6 +122,20 @@ describe('Lines page', () => {
     expect(files[1].textContent).toContain('двоичный файл');
   });
 
+  it('a line awaiting acceptance says it no longer holds its project', async () => {
+    const store = new ConveyorStore();
+    const l = line('a', 'awaiting_acceptance');
+    api.lines.mockResolvedValue([l]);
+    api.line.mockResolvedValue(detailOf(l));
+    api.diff.mockResolvedValue(diff);
+    await store.loadLines();
+    await store.select('a');
+    render(Lines, { store });
+    await flush();
+    expect(screen.getByTestId('accept-free').textContent).toContain('проект она больше не держит');
+    expect(screen.getByTestId('accept-button')).toBeTruthy();
+  });
+
   it('an accept refused as unmerged is a message on the line', async () => {
     const store = new ConveyorStore();
     const l = line('a', 'awaiting_acceptance');

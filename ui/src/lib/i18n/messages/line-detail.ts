@@ -109,6 +109,8 @@ export const ru = {
   'diff.change.renamed': 'переименован',
 
   'accept.title': 'Приёмка',
+  'accept.free':
+    'Линия влита и задеплоена, проект она больше не держит: следующая линия проекта уже может идти. Приёмка ничего не блокирует.',
   'accept.accept': 'Принял',
   'accept.remarks': 'Есть замечания',
   'accept.remarksPlaceholder': 'Что поправить? Текст уйдёт в ту же сессию линии.',
@@ -223,6 +225,8 @@ export const en: Record<keyof typeof ru, string> = {
   'diff.change.renamed': 'renamed',
 
   'accept.title': 'Acceptance',
+  'accept.free':
+    "The line is merged and deployed and no longer holds its project: the project's next line may go on already. Acceptance blocks nothing.",
   'accept.accept': 'Accepted',
   'accept.remarks': 'Has remarks',
   'accept.remarksPlaceholder': 'What to fix? The text goes into the same session of the line.',
