@@ -33,17 +33,12 @@ pub struct Moved {
 
 impl std::fmt::Display for Moved {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let short = |o: &Option<String>| {
-            o.as_deref()
-                .map_or_else(|| "(none)".to_string(), |s| s.chars().take(12).collect())
-        };
-        write!(
-            f,
-            "{}: {} -> {}",
-            self.name,
-            short(&self.before),
-            short(&Some(self.after.clone()))
-        )
+        let short = |s: &str| s.chars().take(12).collect::<String>();
+        let before = self
+            .before
+            .as_deref()
+            .map_or_else(|| "(none)".into(), short);
+        write!(f, "{}: {} -> {}", self.name, before, short(&self.after))
     }
 }
 

@@ -32,20 +32,6 @@ async fn counting_server() -> (u16, Arc<AtomicUsize>) {
     (port, hits)
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let o = std::process::Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        o.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    String::from_utf8_lossy(&o.stdout).trim().to_string()
-}
-
 /// The pids whose command line is exactly `words`.
 fn processes(words: &[&str]) -> Vec<u32> {
     let want = words.join("\0") + "\0";
