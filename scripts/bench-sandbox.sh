@@ -58,8 +58,9 @@ for _ in $(seq "$pairs"); do
 done
 echo "start, median of $pairs pairs: sandboxed $(median <"$dir/a") ms, bare $(median <"$dir/b") ms, added $(median <"$dir/d") ms"
 
-sandboxed sleep 1 &
-sleep 0.5
+sandboxed sleep 2 &
+# Read once the run's command is running inside (the bridge has started it), not after a guess.
+until pgrep -f "^sleep 2$" >/dev/null; do :; done
 echo "memory while a run goes on (kB):"
 for p in $(pgrep -f "bwrap --die-with-parent --unshare-all" || true) $(pgrep -f "^$bin bridge" || true); do
   printf '  %-10s' "$(tr '\0' ' ' </proc/"$p"/cmdline | awk '{print $1 == "bwrap" ? "bwrap" : "bridge"}')"
