@@ -11,7 +11,9 @@
 //! - [`night`]: the hours in which nothing is sent to Anton; [`text`]: text as compared for
 //!   duplicates;
 //! - [`sandbox`]: where an agent's run may connect, and how the daemon's proxy reads the
-//!   requests it is asked to pass.
+//!   requests it is asked to pass;
+//! - [`telegram`]: a project's Telegram scenarios, as read from its files and judged step by
+//!   step.
 //!
 //! Nothing here reads a clock, opens a database or starts a process: what a decision looks at
 //! comes in as an argument ("now" too), so the daemon and the night simulator run the same
@@ -25,4 +27,5 @@ pub mod night;
 pub mod plan;
 pub mod roles;
 pub mod sandbox;
+pub mod telegram;
 pub mod text;

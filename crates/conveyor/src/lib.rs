@@ -35,6 +35,7 @@ pub mod sandbox;
 mod scheduler;
 mod state;
 pub(crate) mod store;
+pub mod telegram;
 pub(crate) mod tell;
 mod vault;
 

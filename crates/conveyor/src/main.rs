@@ -58,6 +58,30 @@ enum Cmd {
         #[command(flatten)]
         connect: Connect,
     },
+    /// Run the project's Telegram scenarios (`.conveyor/telegram/*.toml`) against its test bot
+    /// and mini-app. Prints each scenario's findings; exit 0 when all pass, 1 when a step
+    /// failed, 2 when the check could not run (what to fix is printed).
+    TelegramCheck {
+        /// Only this scenario file.
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        /// The project's checkout (the line's worktree).
+        #[arg(long, default_value = ".")]
+        dir: PathBuf,
+        /// Where screenshots go; by default a new folder under the data folder.
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// The daemon's config file (its `[telegram]`).
+        #[arg(long, default_value = "conveyor.toml")]
+        config: PathBuf,
+    },
+    /// Sign the test account in once (asks for its phone number and Telegram's code) and keep
+    /// its session in `[telegram] session_dir`.
+    TelegramLogin {
+        /// The daemon's config file (its `[telegram]`).
+        #[arg(long, default_value = "conveyor.toml")]
+        config: PathBuf,
+    },
     /// Inside an agent's sandbox: listen on loopback and pipe each connection to the daemon's
     /// Unix socket (the run's proxy), then run the command after `--` and exit with its code.
     /// Without a command, serve until killed. Prints nothing.
@@ -168,6 +192,23 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(if blocking { 2 } else { 0 });
         }
         Cmd::Hook(h) => return hook(h),
+        Cmd::TelegramCheck {
+            scenario,
+            dir,
+            out,
+            config,
+        } => {
+            let code = match telegram_check(&config, &dir, scenario.as_deref(), out) {
+                Ok(all_pass) => i32::from(!all_pass),
+                Err(e) => {
+                    use std::io::Write as _;
+                    let _ = writeln!(std::io::stderr(), "error: {e:#}");
+                    2
+                }
+            };
+            std::process::exit(code);
+        }
+        Cmd::TelegramLogin { config } => return telegram_login(&config),
         Cmd::Bridge(args) => return bridge(args),
         Cmd::Lines {
             state,
@@ -310,6 +351,57 @@ fn bridge(args: BridgeArgs) -> anyhow::Result<()> {
     }
     let code = bridge::run(&command).context("running the command")?;
     std::process::exit(code);
+}
+
+/// `conveyord telegram-check`: prints the outcomes; whether every scenario passed.
+fn telegram_check(
+    config: &std::path::Path,
+    dir: &std::path::Path,
+    scenario: Option<&std::path::Path>,
+    out: Option<PathBuf>,
+) -> anyhow::Result<bool> {
+    let cfg = conveyor::Config::load(config).context("loading the config")?;
+    let tg = cfg.telegram.clone().with_context(|| {
+        format!(
+            "{} has no [telegram]: the Telegram checks need the test account (docs/conveyor.md, \"Telegram checks\")",
+            config.display()
+        )
+    })?;
+    let checklist = dir.join(".conveyor.toml");
+    let project = match std::fs::read_to_string(&checklist) {
+        Ok(text) => {
+            conveyor::config::Checklist::parse(&text)
+                .with_context(|| checklist.display().to_string())?
+                .telegram
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Default::default(),
+        Err(e) => return Err(e).context(checklist.display().to_string()),
+    };
+    let out = out.unwrap_or_else(|| {
+        cfg.data_dir
+            .join("telegram")
+            .join(chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ").to_string())
+    });
+    let setup = conveyor::telegram::Setup {
+        config: &tg,
+        project: &project,
+        out: &out,
+    };
+    let rt = tokio::runtime::Runtime::new().context("starting the runtime")?;
+    let outcomes = rt.block_on(conveyor::telegram::check(setup, dir, scenario))?;
+    print(&conveyor::telegram::render(&outcomes))?;
+    Ok(outcomes.iter().all(|o| o.findings.is_empty()))
+}
+
+/// `conveyord telegram-login`: the user client's sign-in, at this terminal.
+fn telegram_login(config: &std::path::Path) -> anyhow::Result<()> {
+    let cfg = conveyor::Config::load(config).context("loading the config")?;
+    let tg = cfg
+        .telegram
+        .with_context(|| format!("{} has no [telegram]", config.display()))?;
+    let status = conveyor::telegram::login(&tg, &cfg.data_dir.join("telegram"))?;
+    anyhow::ensure!(status.success(), "the sign-in did not finish ({status})");
+    Ok(())
 }
 
 /// `conveyord hook …`: reads the hook's input on stdin, answers on stdout, exits 0.

@@ -73,6 +73,10 @@ pub struct Checklist {
     /// `[sandbox]`: what the project's agents may reach beyond their worktree.
     #[serde(default)]
     pub sandbox: ProjectSandbox,
+    /// `[telegram]`: the project's test bot and production bot, for its scenarios
+    /// (`.conveyor/telegram/*.toml`).
+    #[serde(default)]
+    pub telegram: super::ProjectTelegram,
     /// Regexes on a red check's output that mean an external service is down, not the line's
     /// fault: the line waits and tries again (`preflight_interval_secs` later), never fails.
     #[serde(default)]

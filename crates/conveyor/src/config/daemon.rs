@@ -105,6 +105,10 @@ pub struct Config {
     /// PlanFix, for the report of a line that names a task; none is written when absent.
     #[serde(default)]
     pub planfix: Option<PlanfixConfig>,
+    /// The Telegram checks' test account and tools (`conveyord telegram-check`); none: a
+    /// project with scenarios is told what to set.
+    #[serde(default)]
+    pub telegram: Option<super::TelegramConfig>,
     /// The `conveyord` binary whose `hook verdict` checks a judge's verdict in its Stop hook;
     /// by default the running one, or one beside it or on `PATH`.
     #[serde(default)]
@@ -231,6 +235,9 @@ impl Config {
             self.planfix.as_ref(),
             self.vault.as_ref(),
         )?;
+        if let Some((field, rule)) = self.telegram.as_ref().and_then(|t| t.invalid()) {
+            return Err(Invalid::Field { field, rule });
+        }
         if self.token.is_none() && self.token_file.is_none() {
             return Err(Invalid::NoToken);
         }

@@ -102,6 +102,9 @@ impl Config {
         {
             p.token_file = base.join(&p.token_file);
         }
+        if let Some(t) = &mut cfg.telegram {
+            t.resolve(base);
+        }
         cfg.validate().map_err(|e| Error::Config {
             path: path.to_path_buf(),
             message: e.to_string(),

@@ -6,6 +6,7 @@ mod invalid;
 mod load;
 mod notify;
 mod secret;
+mod telegram;
 mod token;
 
 pub use checklist::{Checklist, Hooks as ProjectHooks, ProjectSandbox};
@@ -16,3 +17,4 @@ pub use daemon::{Config, RootMode, SandboxConfig, SandboxMode};
 pub use invalid::{Invalid, NotYetRead};
 pub use notify::{CatcherConfig, Lang, PlanfixConfig, VaultConfig};
 pub use secret::{read_secret, token_in};
+pub use telegram::{ProjectTelegram, TelegramConfig};

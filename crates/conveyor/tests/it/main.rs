@@ -23,5 +23,6 @@ mod sandbox_preflight;
 mod sandbox_red;
 mod storm;
 mod support;
+mod telegram;
 mod usage_limit;
 mod user_mode;

@@ -1,0 +1,276 @@
+//! The Telegram checks (`conveyord telegram-check`): bot scenarios against a sample bot (real
+//! Python, real Bot API calls) through the loopback fake Telegram (`mock-telegram.mjs`), and
+//! mini-app scenarios in the system's Chromium against a sample app whose server checks the
+//! `initData` signature.
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::{node_server, repo_root, wait_for};
+
+const BOT_TOKEN: &str = "7001:test-bot-token";
+const CHAT: i64 = 4242;
+
+/// A child process killed when the test ends, pass or fail.
+struct Kill(Child);
+
+impl Drop for Kill {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The fake Telegram with the sample bot polling it.
+struct FakeWithBot {
+    base: String,
+    _fake: Kill,
+    _bot: Kill,
+    http: reqwest::Client,
+}
+
+impl FakeWithBot {
+    async fn start(dir: &Path, paid_text: &str) -> FakeWithBot {
+        let (fake, port) = node_server(
+            "mock-telegram.mjs",
+            &[
+                "--token",
+                BOT_TOKEN,
+                "--chat",
+                &CHAT.to_string(),
+                "--username",
+                "shop_test_bot",
+            ],
+            "listening ",
+        );
+        let fake = Kill(fake);
+        let base = format!("http://127.0.0.1:{port}");
+        let token_file = secret(dir, "bot-token", BOT_TOKEN);
+        let bot = Command::new("python3")
+            .arg(repo_root().join("tests/fixtures/telegram/sample_bot.py"))
+            .arg("--api")
+            .arg(&base)
+            .arg("--token-file")
+            .arg(&token_file)
+            .arg("--paid-text")
+            .arg(paid_text)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs the sample bot");
+        let f = FakeWithBot {
+            base,
+            _fake: fake,
+            _bot: Kill(bot),
+            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        };
+        // The bot is ready once its first long poll is held by the fake.
+        wait_for(30, "the sample bot's first getUpdates", || async {
+            let calls = f.get("/test/calls").await;
+            calls
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|c| c["method"] == "getUpdates")
+                .then_some(())
+        })
+        .await;
+        f
+    }
+
+    async fn get(&self, path: &str) -> Value {
+        self.http
+            .get(format!("{}{path}", self.base))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    async fn messages(&self) -> Vec<Value> {
+        self.get(&format!("/test/messages?chat_id={CHAT}"))
+            .await
+            .as_array()
+            .unwrap()
+            .clone()
+    }
+}
+
+fn secret(dir: &Path, name: &str, value: &str) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, format!("{value}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    p
+}
+
+/// A project checkout with `.conveyor.toml` and scenario files.
+fn project(dir: &Path, scenarios: &[(&str, &str)]) -> PathBuf {
+    let p = dir.join("project");
+    std::fs::create_dir_all(p.join(".conveyor/telegram")).unwrap();
+    std::fs::write(
+        p.join(".conveyor.toml"),
+        "[telegram]\ntest_bot = \"@shop_test_bot\"\nprod_bot = \"@shop_bot\"\n",
+    )
+    .unwrap();
+    for (name, text) in scenarios {
+        std::fs::write(p.join(".conveyor/telegram").join(name), text).unwrap();
+    }
+    p
+}
+
+/// `conveyor.toml` with the given `[telegram]` body.
+fn config(dir: &Path, telegram: &str) -> PathBuf {
+    let p = dir.join("conveyor.toml");
+    std::fs::write(
+        &p,
+        format!(
+            "data_dir = \"{}\"\ntoken = \"t\"\n\n[telegram]\n{telegram}",
+            dir.join("data").display()
+        ),
+    )
+    .unwrap();
+    p
+}
+
+fn fake_config(dir: &Path, base: &str) -> PathBuf {
+    config(dir, &format!("fake_api = \"{base}\"\nfake_chat = {CHAT}\n"))
+}
+
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+fn telegram_check(config: &Path, project: &Path, extra: &[&str]) -> Ran {
+    let out = Command::new(env!("CARGO_BIN_EXE_conveyord"))
+        .arg("telegram-check")
+        .arg("--config")
+        .arg(config)
+        .arg("--dir")
+        .arg(project)
+        .args(extra)
+        .env_remove("http_proxy")
+        .env_remove("https_proxy")
+        .env_remove("HTTP_PROXY")
+        .env_remove("HTTPS_PROXY")
+        .output()
+        .expect("conveyord runs");
+    Ran {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+const PAY: &str = r#"target = "bot"
+
+[[step]]
+send = "/start"
+
+[[step]]
+expect = "Меню"
+
+[[step]]
+press = "Оплатить"
+
+[[step]]
+expect = "Оплачено"
+"#;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_bot_scenario_sends_presses_and_sees_the_edit() {
+    let dir = tempfile::tempdir().unwrap();
+    let tg = FakeWithBot::start(dir.path(), "Оплачено ✅").await;
+    let p = project(dir.path(), &[("pay.toml", PAY)]);
+    let r = telegram_check(&fake_config(dir.path(), &tg.base), &p, &[]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (0, "pay: passed\n"),
+        "{}",
+        r.stderr
+    );
+    // What the user and the bot did, as the fake recorded it: the menu was edited in place.
+    let msgs = tg.messages().await;
+    let texts: Vec<&str> = msgs.iter().map(|m| m["text"].as_str().unwrap()).collect();
+    assert_eq!(texts, ["/start", "Оплачено ✅"]);
+    assert!(msgs[1]["edit_date"].is_i64(), "{msgs:?}");
+    let sent = tg.get("/test/sent").await;
+    assert!(
+        sent.as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["method"] == "answerCallbackQuery"),
+        "{sent}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_reply_is_a_finding_and_prod_bot_is_refused_with_nothing_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let tg = FakeWithBot::start(dir.path(), "Ошибка оплаты").await;
+    let prod = PAY.replace("target = \"bot\"", "target = \"bot\"\nbot = \"@Shop_Bot\"");
+    let p = project(dir.path(), &[("pay.toml", PAY), ("prod.toml", &prod)]);
+    let cfg = fake_config(dir.path(), &tg.base);
+
+    // Aimed at the production bot: refused before anything is sent.
+    let r = telegram_check(&cfg, &p, &["--scenario", ".conveyor/telegram/prod.toml"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout.starts_with(
+            "prod: FAILED\n  refused: the scenario is aimed at @Shop_Bot, the project's prod_bot"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(tg.messages().await, Vec::<Value>::new());
+    assert_eq!(tg.get("/test/updates").await, serde_json::json!([]));
+
+    // The bot answers otherwise than the scenario expects: the finding quotes it.
+    let r = telegram_check(&cfg, &p, &["--scenario", ".conveyor/telegram/pay.toml"]);
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert_eq!(
+        r.stdout,
+        "pay: FAILED\n  step 4: expected /Оплачено/, got «Ошибка оплаты»\n"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_missing_button_and_a_bad_file_say_what_and_where() {
+    let dir = tempfile::tempdir().unwrap();
+    let tg = FakeWithBot::start(dir.path(), "Оплачено ✅").await;
+    let nobutton = PAY.replace("press = \"Оплатить\"", "press = \"Купить\"");
+    let p = project(dir.path(), &[("buy.toml", &nobutton)]);
+    let cfg = fake_config(dir.path(), &tg.base);
+    let r = telegram_check(&cfg, &p, &[]);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (
+            1,
+            "buy: FAILED\n  step 3: no button «Купить» (buttons there: «Оплатить», «Помощь»)\n"
+        ),
+        "{}",
+        r.stderr
+    );
+
+    std::fs::write(
+        p.join(".conveyor/telegram/typo.toml"),
+        "target = \"bot\"\n[[step]]\nsned = \"/start\"\n",
+    )
+    .unwrap();
+    let r = telegram_check(&cfg, &p, &[]);
+    assert_eq!(r.code, 2, "{}", r.stdout);
+    assert!(
+        r.stderr
+            .contains(".conveyor/telegram/typo.toml:3: sned: unknown field `sned`"),
+        "{}",
+        r.stderr
+    );
+}
