@@ -33,8 +33,10 @@ TAURI_TEST_PKGS=(xvfb xauth webkit2gtk-driver)
 # What the conveyor daemon runs, in pult or alone: git, and bubblewrap, the sandbox of every
 # agent run (without it the preflight blocks every step; the packages depend on both).
 CONVEYOR_RUNTIME_PKGS=(git bubblewrap)
-# What only its tests run: curl, through the sandbox's proxy (tests/it/sandbox_net.rs).
-CONVEYOR_TEST_PKGS=(curl)
+# What only its tests run: curl, through the sandbox's proxy (tests/it/sandbox_net.rs), and
+# Chromium, which the Telegram checks' mini-app scenarios drive through playwright-core (the
+# npm devDependency; it downloads no browser) in tests/it/telegram.rs.
+CONVEYOR_TEST_PKGS=(curl chromium)
 
 # node_check: Node.js is there and one the repository runs on (package.json `engines.node`),
 # or a clear error saying which is needed and where to get it.
