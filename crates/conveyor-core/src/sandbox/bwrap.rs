@@ -13,6 +13,10 @@ use std::path::{Path, PathBuf};
 pub const PROXY_SOCKET: &str = "/run/conveyor/proxy.sock";
 /// Where the API forward's socket appears inside the sandbox (a loopback API only).
 pub const API_SOCKET: &str = "/run/conveyor/api.sock";
+/// Where a tester's Telegram-check socket appears inside the sandbox: `conveyord
+/// telegram-check` asks the daemon through it to run the scenarios outside, with the test
+/// account's session the run itself cannot see.
+pub const TELEGRAM_SOCKET: &str = "/run/conveyor/telegram.sock";
 /// The bridge's proxy address inside: what `HTTPS_PROXY` names.
 pub const PROXY_LISTEN: &str = "127.0.0.1:3128";
 
@@ -94,6 +98,8 @@ pub struct Plan {
     pub proxy_socket: PathBuf,
     /// The API forward's socket outside, with the port it serves inside.
     pub forward: Option<(PathBuf, Forward)>,
+    /// The Telegram-check socket outside (a tester's run of a daemon with `[telegram]`).
+    pub telegram_socket: Option<PathBuf>,
     /// The run's working folder (its worktree).
     pub chdir: PathBuf,
 }
@@ -158,6 +164,13 @@ impl Plan {
         ]);
         if let Some((socket, _)) = &self.forward {
             a.extend(["--ro-bind".into(), socket.clone().into(), API_SOCKET.into()]);
+        }
+        if let Some(socket) = &self.telegram_socket {
+            a.extend([
+                "--ro-bind".into(),
+                socket.clone().into(),
+                TELEGRAM_SOCKET.into(),
+            ]);
         }
         // A hidden folder is an empty tmpfs, writable until now (bwrap makes the mount points
         // of the binds below it there). Read-only from here: `echo x > ../x` from the worktree

@@ -14,7 +14,7 @@ pub mod head;
 pub mod net;
 pub mod writes;
 
-pub use bwrap::{BASE, Forward, Mount, Plan, PlanError, proxy_env};
+pub use bwrap::{BASE, Forward, Mount, Plan, PlanError, TELEGRAM_SOCKET, proxy_env};
 pub use head::{HeadError, RequestHead, ResponseHead};
 pub use net::{Admission, Egress, EgressError, Host, Refused, Target, admit, is_local};
 pub use writes::refused_writes;

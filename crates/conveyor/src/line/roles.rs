@@ -149,6 +149,16 @@ pub(super) async fn run_role(
     let mut commands: Vec<String> = list.regression.iter().cloned().collect();
     commands.extend(list.checklist.iter().map(|c| c.cmd.clone()));
     commands.extend(list.ui_scenarios.iter().cloned());
+    // The Telegram scenarios, when the project has some: the tester's command asks the daemon
+    // to run them (the test account's session stays outside the sandbox).
+    if step.kind == StepKind::Tester
+        && sh.cfg.telegram.is_some()
+        && let Some(wt) = line.worktree.as_deref()
+        && crate::telegram::scenario_files(Path::new(wt), None).is_ok()
+        && let Some(bin) = judge::hook_bin(&sh.cfg)
+    {
+        commands.push(format!("{} telegram-check", bin.display()));
+    }
     let earlier: Vec<String> = store::steps::verdicts(&mut *sh.store.conn().await?, &line.id)
         .await?
         .into_iter()

@@ -84,11 +84,13 @@ async fn sandbox(
         .find(|p| p.id == line.project_id)
         .map(|p| PathBuf::from(&p.repo_path))
         .ok_or_else(|| crate::error::Error::Internal("line without project".into()))?;
-    let allow_hosts = match super::checklist::checklist(sh, line).await? {
-        Ok((list, ..)) => list.sandbox.allow_hosts,
+    let (allow_hosts, telegram) = match super::checklist::checklist(sh, line).await? {
+        Ok((list, ..)) => (list.sandbox.allow_hosts, list.telegram),
         // The gate stops the line for it; until then the run reaches the API only.
-        Err(_) => Vec::new(),
+        Err(_) => (Vec::new(), Default::default()),
     };
+    // The tester runs the Telegram scenarios through the daemon (telegram::serve).
+    let telegram = (kind == StepKind::Tester && sh.cfg.telegram.is_some()).then_some(telegram);
     let setup = Setup {
         run_id,
         worktree: Path::new(line.worktree.as_deref().unwrap_or_default()),
@@ -103,6 +105,7 @@ async fn sandbox(
             .collect(),
         needs_memory: crate::vault::needs_memory(kind),
         env: &inv.env,
+        telegram,
     };
     Sandbox::start(sh, &setup).await
 }

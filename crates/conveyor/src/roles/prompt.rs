@@ -33,9 +33,11 @@ fn brief(kind: StepKind) -> &'static str {
     match kind {
         StepKind::Tester => {
             "You are the line's tester. Run the project's regression and checklist commands \
-             below yourself, and its click scenarios when it has them; then check that what the \
-             task asked for is covered by a test that would fail without the change. A test \
-             that only passes is not enough: read it."
+             below yourself, and its click scenarios when it has them (a `telegram-check` \
+             command runs its Telegram scenarios: each failed step it prints is a finding of \
+             yours, word for word); then check that what the task asked for is covered by a \
+             test that would fail without the change. A test that only passes is not enough: \
+             read it."
         }
         StepKind::Reviewer => {
             "You are the line's code reviewer. Read the diff and the code around it: is it \

@@ -46,6 +46,9 @@ pub struct Setup<'a> {
     pub needs_memory: bool,
     /// The run's environment (its `HOME`, `ANTHROPIC_BASE_URL`), as it will be given.
     pub env: &'a BTreeMap<String, String>,
+    /// A tester's run with `[telegram]` configured: the project's bots (from fresh main), for
+    /// the check socket bound into the run.
+    pub telegram: Option<crate::config::ProjectTelegram>,
 }
 
 /// A run's sandbox while the run goes on.
@@ -158,6 +161,25 @@ impl Sandbox {
         } else {
             None
         };
+        let telegram_socket = match (&s.telegram, &sh.cfg.telegram) {
+            (Some(project), Some(config)) => {
+                let socket = sockets.join("telegram.sock");
+                let listener =
+                    tokio::net::UnixListener::bind(&socket).map_err(|e| Error::io(&socket, e))?;
+                let job = crate::telegram::serve::Job {
+                    config: config.clone(),
+                    project: project.clone(),
+                    worktree: s.worktree.to_path_buf(),
+                    // Kept with the run, where the agent cannot reach it (the data folder).
+                    out: absolute(&sh.cfg.data_dir)
+                        .join("telegram")
+                        .join(s.run_id.to_string()),
+                };
+                served.spawn(crate::telegram::serve::serve(listener, job, stop.clone()));
+                Some(socket)
+            }
+            _ => None,
+        };
         if let Some(u) = &sh.agent_user {
             crate::exec::chown_tree(&sockets, u.uid, u.gid)?;
         }
@@ -172,6 +194,7 @@ impl Sandbox {
             mounts: mounts(sh, s)?,
             proxy_socket,
             forward,
+            telegram_socket,
             chdir: s.worktree.to_path_buf(),
         };
         let prefix = plan
@@ -279,6 +302,21 @@ fn mounts(sh: &Shared, s: &Setup<'_>) -> Result<Vec<Mount>> {
     secret_files.extend(sh.cfg.file.clone());
     secret_files.extend(sh.cfg.catcher.as_ref().map(|c| c.bot_token_file.clone()));
     secret_files.extend(sh.cfg.planfix.as_ref().map(|p| p.token_file.clone()));
+    // The test account: its session and credentials are the daemon's to use, never a run's
+    // (they usually sit in the vault, which a run that needs memory sees read-only).
+    if let Some(t) = &sh.cfg.telegram {
+        secret_files.extend(
+            [
+                &t.session_dir,
+                &t.api_id_file,
+                &t.api_hash_file,
+                &t.test_bot_token_file,
+            ]
+            .into_iter()
+            .flatten()
+            .cloned(),
+        );
+    }
     for f in secret_files.iter().map(|f| absolute(f)) {
         if f.is_dir() {
             m.push(Mount::HideDir(f));

@@ -12,6 +12,7 @@
 mod bot;
 mod error;
 mod miniapp;
+pub mod serve;
 mod transport;
 
 use std::path::{Path, PathBuf};

@@ -7,6 +7,7 @@ fn plan(mounts: Vec<Mount>) -> Plan {
         mounts,
         proxy_socket: "/var/lib/conveyor/run/7/proxy.sock".into(),
         forward: None,
+        telegram_socket: None,
         chdir: "/var/lib/conveyor/worktrees/L1".into(),
     }
 }
@@ -121,12 +122,23 @@ fn the_bridge_runs_inside_with_the_sockets_bound_in_and_ends_with_a_double_dash(
     );
     let cd = at(&w, "--chdir", "/var/lib/conveyor/worktrees/L1");
     assert!(cd < sep);
-    // Without a forward, no API socket and no forward port.
+    // Without a forward, no API socket and no forward port; without Telegram, no check socket.
     let w = words(&plan(Vec::new()));
     assert!(
-        !w.iter().any(|x| x == API_SOCKET || x == "--forward"),
+        !w.iter()
+            .any(|x| x == API_SOCKET || x == "--forward" || x == TELEGRAM_SOCKET),
         "{w:?}"
     );
+}
+
+#[test]
+fn a_testers_telegram_socket_is_bound_in_read_only() {
+    let mut p = plan(Vec::new());
+    p.telegram_socket = Some("/var/lib/conveyor/run/7/telegram.sock".into());
+    let w = words(&p);
+    let s = at(&w, "--ro-bind", TELEGRAM_SOCKET);
+    assert_eq!(w[s + 1], "/var/lib/conveyor/run/7/telegram.sock");
+    assert!(s < w.iter().position(|x| x == "--").unwrap());
 }
 
 #[test]

@@ -1,0 +1,138 @@
+//! The tester's way to the Telegram checks from inside its sandbox. The test account's session
+//! must never be readable by an agent, so the run cannot hold it: `conveyord telegram-check`
+//! inside the sandbox connects to a Unix socket bound into the run (as the proxy's is), and the
+//! daemon runs the scenarios outside with the vault's session and answers what the command
+//! prints. One request a connection: a JSON line `{"scenario": <path or null>}`; the answer is
+//! the report's text, then a last line `exit <code>`.
+//!
+//! What the request may name is narrow: a scenario file under the run's own worktree's
+//! `.conveyor/telegram/` (so the daemon never reads another file for an agent), and the
+//! project's `[telegram]` bots come from fresh main, never the line's branch (so a line cannot
+//! point the check at the production bot by editing its own `.conveyor.toml`).
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::sync::CancellationToken;
+
+use super::{SCENARIO_DIR, Setup, TelegramError, check, render};
+use crate::config::{ProjectTelegram, TelegramConfig};
+
+/// What a tester's run may have the daemon check.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub config: TelegramConfig,
+    /// The project's bots, from fresh main.
+    pub project: ProjectTelegram,
+    /// The run's worktree.
+    pub worktree: PathBuf,
+    /// Where screenshots are kept (outside the sandbox, with the run).
+    pub out: PathBuf,
+}
+
+#[derive(Deserialize)]
+struct Request {
+    #[serde(default)]
+    scenario: Option<String>,
+}
+
+/// Serves the socket until `stop`; checks run one at a time.
+pub async fn serve(listener: UnixListener, job: Job, stop: CancellationToken) {
+    loop {
+        let conn = tokio::select! {
+            () = stop.cancelled() => return,
+            c = listener.accept() => c,
+        };
+        let Ok((stream, _)) = conn else { continue };
+        tokio::select! {
+            () = stop.cancelled() => return,
+            () = answer(stream, &job) => {}
+        }
+    }
+}
+
+async fn answer(stream: UnixStream, job: &Job) {
+    let (read, mut write) = stream.into_split();
+    let mut line = String::new();
+    if BufReader::new(read).read_line(&mut line).await.is_err() {
+        return;
+    }
+    let (text, code) = match run(&line, job).await {
+        Ok((text, pass)) => (text, i32::from(!pass)),
+        Err(e) => (format!("error: {e}\n"), 2),
+    };
+    let _ = write
+        .write_all(format!("{text}exit {code}\n").as_bytes())
+        .await;
+    let _ = write.shutdown().await;
+}
+
+async fn run(line: &str, job: &Job) -> Result<(String, bool), TelegramError> {
+    let req: Request = serde_json::from_str(line).map_err(|e| TelegramError::Transport {
+        what: "the request".into(),
+        message: e.to_string(),
+    })?;
+    let only = req
+        .scenario
+        .map(|s| inside_scenarios(&job.worktree, Path::new(&s)))
+        .transpose()?;
+    let setup = Setup {
+        config: &job.config,
+        project: &job.project,
+        out: &job.out,
+    };
+    let outcomes = check(setup, &job.worktree, only.as_deref()).await?;
+    Ok((
+        render(&outcomes),
+        outcomes.iter().all(|o| o.findings.is_empty()),
+    ))
+}
+
+/// The scenario file, if it is one of the worktree's (no `..`, no link out of it).
+fn inside_scenarios(worktree: &Path, given: &Path) -> Result<PathBuf, TelegramError> {
+    let folder = worktree.join(SCENARIO_DIR);
+    let path = if given.is_relative() {
+        worktree.join(given)
+    } else {
+        given.to_path_buf()
+    };
+    let real = path.canonicalize().ok();
+    let root = folder.canonicalize().ok();
+    match (real, root) {
+        (Some(r), Some(root)) if r.starts_with(&root) && r.is_file() => Ok(r),
+        _ => Err(TelegramError::NoScenarios { path }),
+    }
+}
+
+/// `conveyord telegram-check` inside a sandbox: asks the daemon over `socket`, prints what it
+/// answers, and gives its exit code.
+///
+/// # Errors
+/// The socket cannot be reached or the daemon closed it without an answer.
+pub async fn ask(socket: &Path, scenario: Option<&Path>) -> Result<(String, i32), TelegramError> {
+    let io = |e: std::io::Error| TelegramError::Io {
+        path: socket.to_path_buf(),
+        source: e,
+    };
+    let mut stream = UnixStream::connect(socket).await.map_err(io)?;
+    let req = serde_json::json!({"scenario": scenario.map(|s| s.display().to_string())});
+    stream
+        .write_all(format!("{req}\n").as_bytes())
+        .await
+        .map_err(io)?;
+    let mut text = String::new();
+    let mut lines = BufReader::new(stream).lines();
+    while let Some(l) = lines.next_line().await.map_err(io)? {
+        if let Some(code) = l.strip_prefix("exit ").and_then(|c| c.parse().ok()) {
+            return Ok((text, code));
+        }
+        text.push_str(&l);
+        text.push('\n');
+    }
+    Err(TelegramError::Transport {
+        what: format!("the daemon's Telegram socket {}", socket.display()),
+        message: "closed without an answer".into(),
+    })
+}
