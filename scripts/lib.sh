@@ -78,6 +78,23 @@ fuzz_venv() {
   fi
 }
 
+# telegram_venv: the Telegram checks' user client (kurigram, pinned in
+# crates/conveyor/telegram/requirements.txt) in .venv-telegram, for the test that builds the
+# real transport without reaching Telegram (tests/it/telegram.rs); reinstalled when the
+# requirements change. Pure Python: about 10 s and 15 MB.
+telegram_venv() {
+  if ! command -v python3 >/dev/null 2>&1 || ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
+    apt_pkgs python3 python3-venv
+  fi
+  local req=crates/conveyor/telegram/requirements.txt
+  if [ ! -x .venv-telegram/bin/python ] || [ "$req" -nt .venv-telegram/.installed ]; then
+    echo "installing the Telegram checks' client into .venv-telegram" >&2
+    python3 -m venv .venv-telegram >&2
+    .venv-telegram/bin/pip install --quiet --disable-pip-version-check -r "$req" >&2
+    touch .venv-telegram/.installed
+  fi
+}
+
 # disk_room: say up front when the disk is too full for a whole test run, instead of letting
 # it fail half-way. A cold build needs about TARGET_GIB in the target folder (2.5 GiB measured), and every daemon
 # under test refuses to start steps below 512 MiB free in its data folder (under $TMPDIR):

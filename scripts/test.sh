@@ -22,6 +22,7 @@ export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
   node_check
   npm_deps
   fuzz_venv
+  telegram_venv
   cargo_need cargo-nextest cargo-nextest
   cargo_need tauri-driver tauri-driver --version ^2
 )

@@ -9,7 +9,7 @@ export type PreflightLevel = "ok" | "warning" | "blocking";
 
 export type PreflightScope = "daemon" | "project";
 
-export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "judge_hooks" | "git" | "git_identity" | "sandbox" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command" | "tests_paths" | "catcher" | "planfix" | "vault";
+export type PreflightCode = "agent_binary" | "agent_login" | "root_guard" | "judge_hooks" | "git" | "git_identity" | "sandbox" | "data_dir" | "disk_space" | "repository" | "main_branch" | "clean_checkout" | "project_command" | "tests_paths" | "catcher" | "planfix" | "vault" | "telegram";
 
 export type PreflightItem = { code: PreflightCode, level: PreflightLevel, scope: PreflightScope, 
 /**

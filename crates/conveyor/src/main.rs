@@ -75,6 +75,14 @@ enum Cmd {
         #[arg(long, default_value = "conveyor.toml")]
         config: PathBuf,
     },
+    /// Install what the Telegram checks run with into a folder of their own: a Python venv
+    /// with kurigram and a node_modules with playwright-core (pinned). Prints the `[telegram]`
+    /// lines that point at them. Needs the package registries; run once per server.
+    TelegramSetup {
+        /// Where to install (a venv and a node_modules inside).
+        #[arg(long, default_value = "/var/lib/conveyor/telegram-tools")]
+        dir: PathBuf,
+    },
     /// Sign the test account in once (asks for its phone number and Telegram's code) and keep
     /// its session in `[telegram] session_dir`.
     TelegramLogin {
@@ -209,6 +217,7 @@ fn main() -> anyhow::Result<()> {
             std::process::exit(code);
         }
         Cmd::TelegramLogin { config } => return telegram_login(&config),
+        Cmd::TelegramSetup { dir } => return print(&conveyor::telegram::setup(&dir)?),
         Cmd::Bridge(args) => return bridge(args),
         Cmd::Lines {
             state,

@@ -150,6 +150,12 @@ def login(args) -> None:
             "the code Telegram sends to it"
         )
     os.makedirs(args.session_dir, mode=0o700, exist_ok=True)
+    # An expired session still holds its auth key: Pyrogram would reuse it and fail, so a
+    # renewal starts from a fresh file and keeps the old one aside.
+    session = os.path.join(args.session_dir, f"{args.name}.session")
+    if os.path.exists(session):
+        os.replace(session, session + ".old")
+        print(f"the previous session is kept as {session}.old", file=sys.stderr)
     print(
         f"Signing in the TEST account (not your own) into {args.session_dir}.\n"
         "Telegram asks for its phone number, then for the code it sends there.",

@@ -139,6 +139,9 @@ named! {
         Planfix = "planfix",
         /// Anton's vault is open (its `check` passes); closed, steps that need memory wait.
         Vault = "vault",
+        /// What a project's Telegram scenarios need: `[telegram]`, the test account's session
+        /// (`conveyord telegram-login`), kurigram, Chromium and playwright-core.
+        Telegram = "telegram",
     }
 }
 

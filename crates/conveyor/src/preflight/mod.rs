@@ -15,6 +15,7 @@ mod item;
 mod project;
 mod report;
 mod sandbox;
+mod telegram;
 
 pub use context::Context;
 pub use daemon::{

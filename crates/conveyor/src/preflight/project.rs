@@ -139,6 +139,7 @@ async fn project_commands(
         }
     };
     let mut items = vec![tests_paths(&list.tests_paths)];
+    items.extend(super::telegram::items(sh, repo, main, &list).await);
     for check in &list.preflight {
         let mut spec = Spec::shell(&check.cmd, repo);
         spec.user = sh.agent_user.map(|u| (u.uid, u.gid));

@@ -148,6 +148,86 @@ pub async fn check(
     Ok(out)
 }
 
+/// The npm package the mini-app runner needs, as pinned in the repository's package.json
+/// (a test holds the two together).
+pub const PLAYWRIGHT_CORE: &str = "playwright-core@1.65.1";
+/// The user client's Python requirements (kurigram, pinned).
+pub const REQUIREMENTS: &str = include_str!("../../telegram/requirements.txt");
+
+/// `conveyord telegram-setup`: a venv with kurigram and a node_modules with playwright-core in
+/// `dir`, for a daemon installed from the package (which carries neither). Answers the
+/// `[telegram]` lines to add. Chromium is the system's (`apt-get install chromium`).
+///
+/// # Errors
+/// A step that fails, with its command.
+pub fn setup(dir: &Path) -> Result<String, TelegramError> {
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| TelegramError::Io { path, source }
+    };
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let venv = dir.join("venv");
+    let node = dir.join("node");
+    std::fs::create_dir_all(&node).map_err(io(&node))?;
+    let req = dir.join("requirements.txt");
+    std::fs::write(&req, REQUIREMENTS).map_err(io(&req))?;
+    let python = venv.join("bin/python");
+    let steps: [(&str, Vec<std::ffi::OsString>); 3] = [
+        (
+            "python3",
+            vec!["-m".into(), "venv".into(), venv.clone().into()],
+        ),
+        (
+            python.to_str().unwrap_or("python"),
+            vec![
+                "-m".into(),
+                "pip".into(),
+                "install".into(),
+                "--disable-pip-version-check".into(),
+                "-r".into(),
+                req.clone().into(),
+            ],
+        ),
+        (
+            "npm",
+            vec![
+                "install".into(),
+                "--no-audit".into(),
+                "--no-fund".into(),
+                "--prefix".into(),
+                node.clone().into(),
+                PLAYWRIGHT_CORE.into(),
+            ],
+        ),
+    ];
+    for (program, args) in steps {
+        let status = std::process::Command::new(program)
+            .args(&args)
+            .status()
+            .map_err(|source| TelegramError::Spawn {
+                program: program.to_string(),
+                source,
+            })?;
+        if !status.success() {
+            return Err(TelegramError::Transport {
+                what: format!(
+                    "{program} {}",
+                    args.iter()
+                        .map(|a| a.to_string_lossy())
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                ),
+                message: status.to_string(),
+            });
+        }
+    }
+    Ok(format!(
+        "installed; add to conveyor.toml's [telegram]:\npython = {:?}\nnode_modules = {:?}\n(and Chromium: apt-get install chromium)\n",
+        python.display().to_string(),
+        node.join("node_modules").display().to_string()
+    ))
+}
+
 /// The outcomes as the tester reads them: one line per scenario, its findings indented.
 #[must_use]
 pub fn render(outcomes: &[Outcome]) -> String {
@@ -163,4 +243,20 @@ pub fn render(outcomes: &[Outcome]) -> String {
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The setup installs the playwright-core the tests ran with.
+    #[test]
+    fn the_setups_playwright_is_the_repositorys_pin() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+        let pkg: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(root.join("package.json")).unwrap())
+                .unwrap();
+        let (name, version) = PLAYWRIGHT_CORE.split_once('@').unwrap();
+        assert_eq!(pkg["devDependencies"][name], version);
+    }
 }

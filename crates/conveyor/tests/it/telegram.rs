@@ -603,3 +603,207 @@ async fn a_line_whose_bot_answers_wrong_goes_back_with_the_finding_and_the_fix_p
         "{fixer:#?}"
     );
 }
+
+/// The Python with kurigram that scripts/test.sh installs (`.venv-telegram`).
+fn kurigram_python() -> PathBuf {
+    let p = repo_root().join(".venv-telegram/bin/python");
+    assert!(
+        p.exists(),
+        "{} is missing: scripts/test.sh installs it (crates/conveyor/telegram/requirements.txt)",
+        p.display()
+    );
+    p
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_real_transport_needs_a_session_never_meets_prod_bot_and_login_needs_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let session_dir = dir.path().join("session");
+    std::fs::create_dir_all(&session_dir).unwrap();
+    let id_file = secret(dir.path(), "api-id", "12345");
+    let hash_file = secret(dir.path(), "api-hash", "0123456789abcdef");
+    let python = kurigram_python();
+    let cfg = config(
+        dir.path(),
+        &format!(
+            "session_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\npython = {:?}\n",
+            session_dir.display().to_string(),
+            id_file.display().to_string(),
+            hash_file.display().to_string(),
+            python.display().to_string()
+        ),
+    );
+    let prod = PAY.replace("target = \"bot\"", "target = \"bot\"\nbot = \"@shop_bot\"");
+    let p = project(dir.path(), &[("pay.toml", PAY), ("prod.toml", &prod)]);
+    let out = dir.path().join("out");
+    let out_arg = ["--out", out.to_str().unwrap()];
+
+    // Aimed at production: refused before the client is even made (its script never written).
+    let r = telegram_check(
+        &cfg,
+        &p,
+        &[
+            &["--scenario", ".conveyor/telegram/prod.toml"][..],
+            &out_arg,
+        ]
+        .concat(),
+    );
+    assert_eq!(r.code, 1, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stdout
+            .contains("refused: the scenario is aimed at @shop_bot"),
+        "{}",
+        r.stdout
+    );
+    assert!(!out.join(".runner/user_client.py").exists());
+
+    // No session: the check ends at once and names the one-time login.
+    let r = telegram_check(
+        &cfg,
+        &p,
+        &[&["--scenario", ".conveyor/telegram/pay.toml"][..], &out_arg].concat(),
+    );
+    assert_eq!(r.code, 2, "{}{}", r.stdout, r.stderr);
+    assert!(
+        r.stderr.contains(&format!(
+            "the test account has no session at {}: run `conveyord telegram-login` once",
+            session_dir.join("conveyor_test.session").display()
+        )),
+        "{}",
+        r.stderr
+    );
+
+    // The client itself, with kurigram imported, says the same on its first line and asks
+    // nothing.
+    let script = repo_root().join("crates/conveyor/telegram/user_client.py");
+    let served = Command::new(&python)
+        .arg(&script)
+        .args(["serve", "--name", "conveyor_test", "--session-dir"])
+        .arg(&session_dir)
+        .arg("--api-id-file")
+        .arg(&id_file)
+        .arg("--api-hash-file")
+        .arg(&hash_file)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let first: Value = serde_json::from_str(
+        String::from_utf8_lossy(&served.stdout)
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first["kind"], "no_session", "{first}");
+    let version = Command::new(&python)
+        .arg(&script)
+        .arg("version")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&version.stdout).trim(), "2.2.26");
+
+    // The login asks at a terminal only: without one it says why, before any connection.
+    let login = Command::new(env!("CARGO_BIN_EXE_conveyord"))
+        .args(["telegram-login", "--config"])
+        .arg(&cfg)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(!login.status.success());
+    let err = String::from_utf8_lossy(&login.stderr);
+    assert!(
+        err.contains(
+            "telegram-login needs a terminal: it asks for the test account's phone number"
+        ),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_dir(&session_dir).unwrap().count(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_preflight_names_what_a_projects_telegram_scenarios_lack() {
+    use conveyor_api::{PreflightCode, PreflightLevel};
+    let dir = tempfile::tempdir().unwrap();
+    let session_dir = dir.path().join("session");
+    std::fs::create_dir_all(&session_dir).unwrap();
+    let token = secret(dir.path(), "test-bot-token", "5005:x");
+    let id_file = secret(dir.path(), "api-id", "12345");
+    let config = format!(
+        "[telegram]\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\ntest_bot_token_file = {:?}\npython = \"/nonexistent/python3\"\nnode_modules = {:?}\nchromium = \"/usr/bin/chromium\"\n",
+        session_dir.display().to_string(),
+        id_file.display().to_string(),
+        dir.path().join("missing-hash").display().to_string(),
+        token.display().to_string(),
+        repo_root().join("node_modules").display().to_string()
+    );
+    let shop = shop("http://127.0.0.1:9/", "#pay");
+    let d = Daemon::builder()
+        .files(&[
+            ("a.txt", "a\n"),
+            (
+                ".conveyor.toml",
+                "[telegram]\ntest_bot = \"@shop_test_bot\"\n",
+            ),
+            (".conveyor/telegram/pay.toml", PAY),
+            (".conveyor/telegram/shop.toml", &shop),
+        ])
+        .config(&config)
+        .start()
+        .await;
+    d.project().await;
+    let pre = d.client().preflight().await.unwrap();
+    let items: Vec<_> = pre
+        .items
+        .iter()
+        .filter(|i| i.code == PreflightCode::Telegram)
+        .collect();
+    let find = |words: &str| {
+        items
+            .iter()
+            .find(|i| i.message.contains(words))
+            .unwrap_or_else(|| panic!("no item saying {words:?}: {items:#?}"))
+    };
+    let session = find("the test account has no session at");
+    assert_eq!(session.level, PreflightLevel::Blocking);
+    assert!(
+        session
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("conveyord telegram-login"),
+        "{session:?}"
+    );
+    assert_eq!(
+        find("no [telegram] prod_bot").level,
+        PreflightLevel::Warning
+    );
+    assert_eq!(
+        find("missing-hash does not exist").level,
+        PreflightLevel::Blocking
+    );
+    let kurigram = find("/nonexistent/python3 cannot import kurigram");
+    assert!(
+        kurigram
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("conveyord telegram-setup")
+    );
+    assert_eq!(find("/usr/bin/chromium runs").level, PreflightLevel::Ok);
+    assert_eq!(
+        find("playwright-core is installed").level,
+        PreflightLevel::Ok
+    );
+    assert!(pre.blocking);
+
+    // A session in place: that item turns ok.
+    std::fs::write(session_dir.join("conveyor_test.session"), "x").unwrap();
+    let pre = d.client().preflight().await.unwrap();
+    assert!(
+        pre.items.iter().any(|i| i.code == PreflightCode::Telegram
+            && i.level == PreflightLevel::Ok
+            && i.message.contains("the test account's session is at")),
+        "{:#?}",
+        pre.items
+    );
+}
