@@ -3,17 +3,17 @@
 //! with the test bot's token as Telegram signs it, and runs the page steps. A failed step's
 //! screenshot is kept in the run's output folder and named in the finding.
 
-use std::process::Stdio;
 use std::time::Duration;
 
 use conveyor_core::telegram::{Action, Scenario};
 use hmac::{Hmac, Mac as _};
 use serde_json::{Value, json};
 use sha2::Sha256;
-use tokio::io::AsyncWriteExt as _;
+use tokio_util::sync::CancellationToken;
 
 use super::transport::write_script;
 use super::{Setup, TelegramError};
+use crate::exec;
 
 const MINIAPP_MJS: &str = include_str!("../../telegram/miniapp.mjs");
 
@@ -126,43 +126,40 @@ pub(super) async fn run(
         "steps": steps,
     });
     let script = write_script(setup.out, "miniapp.mjs", MINIAPP_MJS)?;
-    let mut cmd = tokio::process::Command::new(&cfg.node);
-    cmd.arg(&script)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true);
-    if let Some(nm) = &cfg.node_modules {
-        cmd.env("NODE_PATH", nm);
-    }
-    let mut child = cmd.spawn().map_err(|source| TelegramError::Spawn {
-        program: cfg.node.display().to_string(),
+    let spec_file = script.with_file_name(format!("{}.json", s.name));
+    std::fs::write(&spec_file, spec.to_string()).map_err(|source| TelegramError::Io {
+        path: spec_file.clone(),
         source,
     })?;
-    let mut stdin = child.stdin.take().expect("piped");
     let runner_error = |message: String| TelegramError::Transport {
         what: "the mini-app runner (miniapp.mjs)".into(),
         message,
     };
-    stdin
-        .write_all(spec.to_string().as_bytes())
+    // Through `exec`: its own process group, so a timeout stops Chromium's processes too, not
+    // only Node.
+    let mut cmd = exec::Spec::new(&cfg.node, setup.out).args([script.to_string_lossy()]);
+    cmd.stdin = Some(spec_file);
+    if let Some(nm) = &cfg.node_modules {
+        cmd.env
+            .insert("NODE_PATH".into(), nm.to_string_lossy().into_owned());
+    }
+    let limit = waits + OVERHEAD;
+    let out = exec::run(&cmd, limit, &CancellationToken::new())
         .await
         .map_err(|e| runner_error(e.to_string()))?;
-    drop(stdin);
-    let out = tokio::time::timeout(waits + OVERHEAD, child.wait_with_output())
-        .await
-        .map_err(|_| runner_error(format!("no result in {} s", (waits + OVERHEAD).as_secs())))?
-        .map_err(|e| runner_error(e.to_string()))?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let result: Value = stdout
+    if out.timed_out {
+        return Err(runner_error(format!("no result in {} s", limit.as_secs())));
+    }
+    let result: Value = out
+        .stdout
         .lines()
         .last()
         .and_then(|l| serde_json::from_str(l).ok())
         .ok_or_else(|| {
             runner_error(format!(
-                "it exited with {} and no result: {}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr).trim()
+                "it exited with {:?} and no result: {}",
+                out.code,
+                out.stderr.trim()
             ))
         })?;
     if let Some(e) = result["error"].as_str() {
