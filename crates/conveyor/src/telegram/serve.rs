@@ -136,3 +136,41 @@ pub async fn ask(socket: &Path, scenario: Option<&Path>) -> Result<(String, i32)
         message: "closed without an answer".into(),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A request names a scenario of the run's own worktree or nothing: the daemon reads no
+    /// other file for an agent (the session file as a "scenario" would quote it in an error).
+    #[test]
+    fn only_the_worktrees_scenarios_can_be_asked_for() {
+        let wt = tempfile::tempdir().unwrap();
+        let folder = wt.path().join(SCENARIO_DIR);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("pay.toml"), "target = \"bot\"\n").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("conveyor_test.session");
+        std::fs::write(&secret, "x").unwrap();
+        std::os::unix::fs::symlink(&secret, folder.join("link.toml")).unwrap();
+
+        let ok = inside_scenarios(wt.path(), Path::new(".conveyor/telegram/pay.toml")).unwrap();
+        assert_eq!(ok, folder.join("pay.toml").canonicalize().unwrap());
+        for bad in [
+            PathBuf::from(".conveyor/telegram/../../../etc/passwd"),
+            secret.clone(),
+            PathBuf::from(".conveyor/telegram/link.toml"),
+            PathBuf::from(".conveyor/telegram"),
+            PathBuf::from("a.txt"),
+        ] {
+            assert!(
+                matches!(
+                    inside_scenarios(wt.path(), &bad),
+                    Err(TelegramError::NoScenarios { .. })
+                ),
+                "{} was let through",
+                bad.display()
+            );
+        }
+    }
+}
