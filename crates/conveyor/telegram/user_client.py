@@ -158,10 +158,18 @@ def login(args) -> None:
         print(f"the previous session is kept as {session}.old", file=sys.stderr)
     print(
         f"Signing in the TEST account (not your own) into {args.session_dir}.\n"
-        "Telegram asks for its phone number, then for the code it sends there.",
+        "Telegram then sends a code to that account and asks for it here.",
         file=sys.stderr,
     )
+    # Asked before anything connects: an empty answer ends it with nothing sent to Telegram.
+    try:
+        phone = input("Phone number of the test account (+…): ").strip()
+    except EOFError:
+        phone = ""
+    if not phone:
+        raise SystemExit("no phone number given: nothing was sent to Telegram")
     app = client(args)
+    app.phone_number = phone
 
     async def run():
         async with app:

@@ -718,6 +718,32 @@ async fn the_real_transport_needs_a_session_never_meets_prod_bot_and_login_needs
         "{err}"
     );
     assert_eq!(std::fs::read_dir(&session_dir).unwrap().count(), 0);
+
+    // At a terminal (`script` gives it one) it asks for the test account's phone number
+    // before connecting anywhere; an empty answer ends it with nothing sent.
+    let login = Command::new("script")
+        .arg("-qec")
+        .arg(format!(
+            "{} telegram-login --config {}",
+            env!("CARGO_BIN_EXE_conveyord"),
+            cfg.display()
+        ))
+        .arg("/dev/null")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(&mut login.stdin.as_ref().unwrap(), b"\n").unwrap();
+    let login = login.wait_with_output().unwrap();
+    let seen = String::from_utf8_lossy(&login.stdout);
+    assert!(!login.status.success(), "{seen}");
+    assert!(
+        seen.contains("Signing in the TEST account (not your own)")
+            && seen.contains("Phone number of the test account (+…): ")
+            && seen.contains("no phone number given: nothing was sent to Telegram"),
+        "{seen}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
