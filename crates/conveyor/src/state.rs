@@ -57,6 +57,8 @@ pub struct Shared {
     pub(crate) root_mode: RootMode,
     /// The last preflight, and one run at a time.
     preflight: PreflightHolder,
+    /// Whether the Telegram test account's session works, as the preflight last asked.
+    telegram_session: crate::telegram::SessionMemo,
 }
 
 #[derive(Debug, Default)]
@@ -105,6 +107,7 @@ impl Shared {
             root_mode,
             cfg,
             preflight: PreflightHolder::default(),
+            telegram_session: crate::telegram::SessionMemo::default(),
         }
     }
 
@@ -178,6 +181,7 @@ impl Shared {
             agent_env: self.agent_base_env(),
             store: &self.store,
             cancel: &self.shutdown,
+            telegram_session: &self.telegram_session,
         };
         let report = crate::preflight::run(&cx).await?;
         let changed = {

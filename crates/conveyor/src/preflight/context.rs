@@ -24,6 +24,8 @@ pub struct Context<'a> {
     pub agent_env: std::collections::BTreeMap<String, String>,
     pub store: &'a Store,
     pub cancel: &'a CancellationToken,
+    /// What Telegram last said of the test account's session (asked rarely, kept here).
+    pub telegram_session: &'a crate::telegram::SessionMemo,
 }
 
 /// The agent CLI, run as a step runs it: the agent's user, environment and `PATH`.

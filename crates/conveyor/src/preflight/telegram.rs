@@ -4,9 +4,10 @@
 //! one-time `conveyord telegram-login`) and a Python with kurigram; mini-app scenarios the test
 //! bot's token, Node with playwright-core, and the system's Chromium.
 //!
-//! Whether a session that exists still works is only known by asking Telegram; the preflight
-//! does not (it runs every minute). An expired session is found by the check itself, which
-//! ends at once with the same login command, never waits for a code.
+//! Whether a session that exists still works is only known by asking Telegram: the preflight
+//! asks through the check's own client, at most every few hours or when the session file
+//! changes (it runs every minute). A session signed out since is also found by the check
+//! itself, which ends at once with the same login command, never waits for a code.
 
 use std::path::Path;
 use std::time::Duration;
@@ -19,7 +20,7 @@ use super::item::{item, ok};
 use crate::config::{Checklist, TelegramConfig};
 use crate::exec::{self, Spec};
 use crate::git;
-use crate::telegram::{SCENARIO_DIR, session_file};
+use crate::telegram::{SCENARIO_DIR, SessionVerdict as Verdict, session_file};
 
 /// How long a tool gets to show it is there.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(20);
@@ -126,7 +127,7 @@ async fn bot_items(sh: &Context<'_>, cfg: &TelegramConfig, list: &Checklist) -> 
         Some(dir) => {
             let file = session_file(dir);
             out.push(if file.is_file() {
-                ok(Code::Telegram, format!("the test account's session is at {}", file.display()))
+                session_item(sh, cfg, &file).await
             } else {
                 item(
                     Code::Telegram,
@@ -172,6 +173,45 @@ async fn bot_items(sh: &Context<'_>, cfg: &TelegramConfig, list: &Checklist) -> 
         ),
     });
     out
+}
+
+/// A session that exists: does it still work? Asked of Telegram through the check's own
+/// client, rarely (see [`crate::telegram::SessionMemo`]); a signed-out one blocks now, in the
+/// evening, not at the tester's first bot step at night.
+async fn session_item(sh: &Context<'_>, cfg: &TelegramConfig, file: &Path) -> PreflightItem {
+    let out = sh.cfg.data_dir.join("telegram").join("preflight");
+    match sh.telegram_session.verdict(cfg, file, &out).await {
+        Verdict::Works { me } => ok(
+            Code::Telegram,
+            format!(
+                "the test account's session at {} works (signed in as {me})",
+                file.display()
+            ),
+        ),
+        Verdict::SignedOut { detail } => item(
+            Code::Telegram,
+            Level::Blocking,
+            format!(
+                "the test account's session at {} is signed out ({detail})",
+                file.display()
+            ),
+            Some(format!(
+                "run `conveyord telegram-login` again on this machine ({DOCS})"
+            )),
+        ),
+        Verdict::Unknown { why } => item(
+            Code::Telegram,
+            Level::Warning,
+            format!(
+                "the test account's session is at {}; whether it still works could not be asked: {why}",
+                file.display()
+            ),
+            Some(format!(
+                "the preflight asks again in {} minutes; a signed-out session ends its check with the login command ({DOCS})",
+                crate::telegram::session::RETRY.as_secs() / 60
+            )),
+        ),
+    }
 }
 
 async fn miniapp_items(sh: &Context<'_>, cfg: &TelegramConfig) -> Vec<PreflightItem> {

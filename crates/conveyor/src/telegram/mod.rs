@@ -13,6 +13,7 @@ mod bot;
 mod error;
 mod miniapp;
 pub mod serve;
+pub mod session;
 mod transport;
 
 use std::path::{Path, PathBuf};
@@ -21,6 +22,7 @@ use conveyor_core::telegram::{self as core, Scenario, Target};
 
 pub use error::TelegramError;
 pub use miniapp::init_data;
+pub use session::{SessionMemo, Verdict as SessionVerdict};
 pub use transport::{Button, Fake, Message, Transport, UserClient, login, session_file};
 
 use crate::config::{ProjectTelegram, TelegramConfig};

@@ -262,6 +262,7 @@ pub struct UserClient {
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
     session: PathBuf,
+    me: String,
 }
 
 /// How long one request to the user client may take before the check gives up on it: a
@@ -326,9 +327,11 @@ impl UserClient {
             stdin,
             stdout,
             session,
+            me: String::new(),
         };
-        // The script's first line says whether the session works.
-        c.read().await?;
+        // The script's first line says whether the session works, and as whom.
+        let first = c.read().await?;
+        c.me = first["me"].as_str().unwrap_or_default().to_string();
         Ok(c)
     }
 
@@ -378,6 +381,11 @@ impl UserClient {
             .await
             .map_err(|e| self.error(&e.to_string()))?;
         self.read().await
+    }
+
+    /// The test account's username (or id), as Telegram said when the client started.
+    pub fn me(&self) -> &str {
+        &self.me
     }
 
     /// Ends the client (it disconnects when its input closes).

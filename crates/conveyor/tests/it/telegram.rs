@@ -822,14 +822,108 @@ async fn the_preflight_names_what_a_projects_telegram_scenarios_lack() {
     );
     assert!(pre.blocking);
 
-    // A session in place: that item turns ok.
+    // A session in place, and no client to ask Telegram with: not known, a warning (whether
+    // it works is a_signed_out_session_blocks_the_preflight…'s).
     std::fs::write(session_dir.join("conveyor_test.session"), "x").unwrap();
     let pre = d.client().preflight().await.unwrap();
     assert!(
         pre.items.iter().any(|i| i.code == PreflightCode::Telegram
-            && i.level == PreflightLevel::Ok
-            && i.message.contains("the test account's session is at")),
+            && i.level == PreflightLevel::Warning
+            && i.message
+                .contains("whether it still works could not be asked")),
         "{:#?}",
         pre.items
+    );
+}
+
+/// A session file that exists but Telegram has signed out blocks the preflight in the evening,
+/// with the login command, instead of failing the tester's first bot step at night. The client
+/// is the real `user_client.py`; only `pyrogram` is a stand-in (tests/fixtures/telegram/
+/// fake_pyrogram) that answers as Telegram does for a session ended elsewhere.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_signed_out_session_blocks_the_preflight_and_a_renewed_one_clears_it() {
+    use conveyor_api::{PreflightCode, PreflightLevel};
+    let dir = tempfile::tempdir().unwrap();
+    let session_dir = dir.path().join("session");
+    std::fs::create_dir_all(&session_dir).unwrap();
+    let session = session_dir.join("conveyor_test.session");
+    std::fs::write(&session, "signed-out").unwrap();
+    let id_file = secret(dir.path(), "api-id", "12345");
+    let hash_file = secret(dir.path(), "api-hash", "0123456789abcdef");
+    let python = dir.path().join("python");
+    std::fs::write(
+        &python,
+        format!(
+            "#!/bin/sh\nPYTHONPATH={:?} exec python3 \"$@\"\n",
+            repo_root()
+                .join("tests/fixtures/telegram/fake_pyrogram")
+                .display()
+                .to_string()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let config = format!(
+        "[telegram]\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\npython = {:?}\n",
+        session_dir.display().to_string(),
+        id_file.display().to_string(),
+        hash_file.display().to_string(),
+        python.display().to_string()
+    );
+    let d = Daemon::builder()
+        .files(&[
+            ("a.txt", "a\n"),
+            (
+                ".conveyor.toml",
+                "[telegram]\ntest_bot = \"@shop_test_bot\"\nprod_bot = \"@shop_bot\"\n",
+            ),
+            (".conveyor/telegram/pay.toml", PAY),
+        ])
+        .config(&config)
+        .start()
+        .await;
+    d.project().await;
+    let session_items = |items: &[conveyor_api::PreflightItem]| {
+        items
+            .iter()
+            .filter(|i| i.code == PreflightCode::Telegram && i.message.contains("session"))
+            .cloned()
+            .collect::<Vec<_>>()
+    };
+
+    let pre = d.client().preflight().await.unwrap();
+    let items = session_items(&pre.items);
+    assert_eq!(items.len(), 1, "{items:#?}");
+    assert_eq!(items[0].level, PreflightLevel::Blocking, "{items:#?}");
+    assert!(
+        items[0].message.contains(&format!(
+            "the test account's session at {} is signed out",
+            session.display()
+        )) && items[0].message.contains("AUTH_KEY_UNREGISTERED"),
+        "{items:#?}"
+    );
+    assert!(
+        items[0]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("conveyord telegram-login"),
+        "{items:#?}"
+    );
+    assert!(pre.blocking);
+
+    // Renewed (what telegram-login leaves: another file): asked again at once, and clear.
+    std::fs::write(&session, "a renewed session").unwrap();
+    let pre = d.client().preflight().await.unwrap();
+    let items = session_items(&pre.items);
+    assert_eq!(items.len(), 1, "{items:#?}");
+    assert_eq!(items[0].level, PreflightLevel::Ok, "{items:#?}");
+    assert!(
+        items[0].message.contains("signed in as conveyor_tester"),
+        "{items:#?}"
     );
 }
