@@ -4,11 +4,13 @@
 //! (recorded), and the LAST `result` (cost, error, session). `notes/claude-cli.md` has the
 //! observed contract of CLI 2.1.332 that this follows.
 
+mod config;
 mod events;
 mod invocation;
 mod report;
 mod run;
 
+pub use config::{broken_config, repair as repair_config};
 pub use invocation::{Invocation, Wrap};
 pub use report::{Report, Verdict};
 pub use run::{Signal, SignalFuture, run};

@@ -40,9 +40,36 @@ pub(super) async fn run_agent(
         let line_id = line_id.clone();
         Box::pin(async move { record_signal(&db, &budget, now, run_id, &line_id, sig).await })
     };
-    if sh.cfg.sandbox.mode == SandboxMode::Off {
-        return claude::run(inv, cancel, &on).await;
+    let report = if sh.cfg.sandbox.mode == SandboxMode::Off {
+        claude::run(inv, cancel, &on).await
+    } else {
+        run_sandboxed(sh, line, kind, run_id, inv, cancel, &on).await
+    };
+    // A CLI config file left broken (a run killed mid-write) fails every later run until it
+    // is put back: put it back now, so that the step's next attempt can run.
+    if let Some(path) = claude::broken_config(&report) {
+        match claude::repair_config(&path, sh.clock.now_ms()) {
+            Ok(Some(done)) => {
+                tracing::warn!(line = %line.id, run = run_id, path = %path.display(), repair = ?done, "the CLI's config file was broken; put back")
+            }
+            Ok(None) => {}
+            Err(e) => {
+                tracing::error!(line = %line.id, run = run_id, path = %path.display(), error = %e, "the CLI's config file is broken and could not be put back")
+            }
+        }
     }
+    report
+}
+
+async fn run_sandboxed(
+    sh: &Shared,
+    line: &LineRow,
+    kind: StepKind,
+    run_id: i64,
+    inv: &Invocation,
+    cancel: &CancellationToken,
+    on: &(dyn Fn(claude::Signal) -> claude::SignalFuture + Send + Sync),
+) -> claude::Report {
     let sandbox = match sandbox(sh, line, kind, run_id, inv).await {
         Ok(s) => s,
         Err(e) => {
@@ -61,7 +88,7 @@ pub(super) async fn run_agent(
         }),
         ..inv.clone()
     };
-    let report = claude::run(&wrapped, cancel, &on).await;
+    let report = claude::run(&wrapped, cancel, on).await;
     let found = sandbox.finish(&inv.log).await;
     if let Err(e) = super::refusal::record_run(sh, &line.id, run_id, &found).await {
         tracing::warn!(line = %line.id, run = run_id, error = %e, "recording the sandbox's refusals failed");

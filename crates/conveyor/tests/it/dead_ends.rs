@@ -301,3 +301,42 @@ async fn a_dirty_checkout_of_main_holds_the_merge_until_it_is_clean() {
         "the clean checkout was brought along"
     );
 }
+
+/// The CLI's `~/.claude.json` cut by a run killed mid-write (seen in the kill -9 storm): the
+/// real CLI then refuses every run until the file is repaired. The daemon puts back the newest
+/// backup the CLI kept, after the first run that says so, and the step's next attempt runs.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_broken_cli_config_is_put_back_from_its_backup_and_the_line_goes_on() {
+    let d = Daemon::builder().mock().start().await;
+    let home = d.agent_home();
+    let backups = home.join(".claude/backups");
+    std::fs::create_dir_all(&backups).unwrap();
+    std::fs::write(
+        backups.join(".claude.json.backup.1796391977534"),
+        r#"{"numStartups": 2, "kept": "from the backup"}"#,
+    )
+    .unwrap();
+    let config = home.join(".claude.json");
+    std::fs::write(
+        &config,
+        "{\"numStartups\": 2,\n  \"projects\": {\"/x\": {\"allowedTo",
+    )
+    .unwrap();
+    let (c, mock) = (d.client(), d.mock());
+    let line = d.line("broken config", "x").await;
+    let plan = serde_json::json!({"steps": [{"title": "write", "task": "x", "checks": []}]});
+    mock.script(
+        &line.session_id,
+        serde_json::json!({"1": [write_plan(&plan), text("planned")], "2": [write("b.txt", "b\n"), text("done")]}),
+    )
+    .await;
+    let done = wait_state(c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let planner = &done.line.steps[0];
+    assert_eq!(
+        planner.attempts, 2,
+        "one attempt met the broken file: {done:#?}"
+    );
+    let text = std::fs::read_to_string(&config).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["kept"], "from the backup", "{text}");
+}

@@ -358,6 +358,15 @@ impl Daemon {
         self.client = Client::new(&self.url, Some(TOKEN.into()));
     }
 
+    /// The agents' `HOME` (the CLI's config file and `.claude/` are there).
+    pub fn agent_home(&self) -> PathBuf {
+        PathBuf::from(
+            self.config["agent_env"]["HOME"]
+                .as_str()
+                .expect("an agent HOME"),
+        )
+    }
+
     /// From the next (re)start on, the agent's `HOME` is a new empty folder: the CLI's
     /// transcripts of the sessions so far are gone.
     pub fn new_agent_home(&mut self) {
