@@ -53,9 +53,12 @@ use account::Setup;
 use calibrate::calibration_table;
 use model::{LINES, SLOTS, THRESHOLD, Trace, WINDOW_MIN};
 use sim::{Mode, Sees};
-use synthetic::{Dist, trace};
+use synthetic::{Dist, projects, runs_of, trace};
 use table::{header, row};
-use trace::read_trace;
+use trace::{read_trace, write_trace};
+
+/// Earlier nights of the same projects a warm "projects" night starts from.
+const WARM_NIGHTS: usize = 3;
 
 fn main() {
     let mut seeds = 10u64;
@@ -71,6 +74,9 @@ fn main() {
     let mut sizes: Option<f64> = None;
     let mut trace_file: Option<String> = None;
     let mut calibrate = false;
+    let mut history_files: Vec<String> = Vec::new();
+    let mut kinds: Option<Vec<String>> = None;
+    let mut write_dir: Option<String> = None;
     let mut setup = Setup {
         slots: SLOTS,
         threshold: THRESHOLD,
@@ -89,8 +95,19 @@ fn main() {
         );
         std::process::exit(2);
     };
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
     while let Some(a) = args.next() {
+        if a == "--history" {
+            // Every file up to the next flag: the earlier nights, oldest first.
+            while let Some(f) = args.next_if(|f| !f.starts_with("--")) {
+                history_files.push(f);
+            }
+            if history_files.is_empty() {
+                eprintln!("night: --history needs a file");
+                usage()
+            }
+            continue;
+        }
         let mut value = |name: &str| {
             args.next().unwrap_or_else(|| {
                 eprintln!("night: {name} needs a value");
@@ -123,6 +140,15 @@ fn main() {
             "--cap-factor" => cfg.max_budget_factor = value("--cap-factor").parse().unwrap_or(3.0),
             "--trace" => trace_file = Some(value("--trace")),
             "--calibrate" => calibrate = true,
+            "--kind" => {
+                kinds = Some(
+                    value("--kind")
+                        .split(',')
+                        .map(|k| k.trim().to_string())
+                        .collect(),
+                );
+            }
+            "--write-traces" => write_dir = Some(value("--write-traces")),
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             "--slots" => setup.slots = number("--slots") as usize,
             "--threshold" => setup.threshold = number("--threshold"),
@@ -153,21 +179,71 @@ fn main() {
             setup.window_min,
             setup.window_name()
         );
-        header();
-        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
-            row(
-                "trace",
-                mode,
-                std::slice::from_ref(&tr),
-                &cfg,
-                (minutes, setup),
-                sees,
+        let mut warm = tr.clone();
+        let count = history_files.len();
+        for (k, f) in history_files.iter().enumerate() {
+            let past = match read_trace(f) {
+                Ok(t) => t,
+                Err(e) => {
+                    eprintln!("night: --history {e}");
+                    std::process::exit(2);
+                }
+            };
+            // The last file is last night, the one before it the night before, …
+            #[allow(clippy::cast_possible_wrap)]
+            let days = (count - k) as i64;
+            warm.history.extend(runs_of(&past.lines, -days * 24 * 60));
+        }
+        warm.history.sort_by_key(|r| r.finished_ms);
+        if count > 0 {
+            println!(
+                "history: {count} earlier nights, {} runs ({})",
+                warm.history.len(),
+                history_files.join(", ")
             );
+        }
+        header();
+        let mut replays = vec![("trace cold", tr)];
+        if count > 0 {
+            replays.push(("trace warm", warm));
+        }
+        for (name, tr) in &replays {
+            for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+                row(
+                    name,
+                    mode,
+                    std::slice::from_ref(tr),
+                    &cfg,
+                    (minutes, setup),
+                    sees,
+                );
+            }
         }
         return;
     }
+    if let Some(dir) = write_dir {
+        // The "projects" nights as trace files: tonight and its earlier nights, for
+        // `--trace … --history …` and to keep in docs/traces.
+        for seed in first_seed..first_seed + seeds {
+            let tr = projects(seed, 0, setup.threshold, sizes);
+            let mut files = vec![(format!("{dir}/projects-{seed}.csv"), tr.lines)];
+            for k in 1..=WARM_NIGHTS {
+                let past = synthetic::projects_earlier(seed, k, setup.threshold, sizes);
+                files.push((format!("{dir}/projects-{seed}-earlier-{k}.csv"), past));
+            }
+            for (path, lines) in files {
+                if let Err(e) = write_trace(&path, &lines) {
+                    eprintln!("night: {e}");
+                    std::process::exit(2);
+                }
+                println!("night: wrote {path}");
+            }
+        }
+        return;
+    }
+    let wanted = |name: &str| kinds.as_ref().is_none_or(|k| k.iter().any(|k| k == name));
     println!(
-        "night: {LINES} lines × 8 steps, {} slots, threshold ${} per {}h {}, {hours}h, seeds {first_seed}–{} per distribution",
+        "night: {LINES} lines × 8 steps (projects: 16 lines of 4–11 steps over 5 projects), {} slots, threshold ${} per {}h {}, {hours}h, seeds {first_seed}–{} per distribution",
         setup.slots,
         setup.threshold,
         setup.window_min / 60,
@@ -208,11 +284,25 @@ fn main() {
     }
     header();
     for dist in [Dist::Lognormal, Dist::Heavy, Dist::Bimodal, Dist::Uniform] {
+        if !wanted(dist.key()) {
+            continue;
+        }
         let traces: Vec<Trace> = (first_seed..first_seed + seeds)
             .map(|s| trace(dist, s, sizes))
             .collect();
         for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
             row(dist.name(), mode, &traces, &cfg, (minutes, setup), sees);
+        }
+    }
+    if wanted("projects") {
+        // Cold (a first night of these projects) and warm (after three earlier nights).
+        for (name, earlier) in [("projects cold", 0), ("projects warm", WARM_NIGHTS)] {
+            let traces: Vec<Trace> = (first_seed..first_seed + seeds)
+                .map(|s| projects(s, earlier, setup.threshold, sizes))
+                .collect();
+            for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+                row(name, mode, &traces, &cfg, (minutes, setup), sees);
+            }
         }
     }
 }

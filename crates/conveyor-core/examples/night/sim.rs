@@ -299,12 +299,27 @@ pub(super) fn simulate(
             live: live || mode == Mode::Oracle,
             window_calibration: proposal.clone(),
         };
+        // One line per project, as the daemon runs them: a started line holds its project
+        // until it is done (also while it waits at a checkpoint), and no other line of the
+        // project starts meanwhile (every mode alike; on the nights of one line per project
+        // it changes nothing).
+        let mut busy_projects: Vec<String> = lines
+            .iter()
+            .filter(|l| {
+                (l.running.is_some() || l.next > 0) && !l.abandoned && l.next < l.steps.len()
+            })
+            .map(|l| l.project.clone())
+            .collect();
         for &i in &order {
             if free == 0 {
                 break;
             }
             let l = &mut lines[i];
-            if l.running.is_some() || l.abandoned || l.next >= l.steps.len() {
+            if l.running.is_some()
+                || l.abandoned
+                || l.next >= l.steps.len()
+                || (l.running.is_none() && l.next == 0 && busy_projects.contains(&l.project))
+            {
                 continue;
             }
             let kind = l.steps[l.next].kind;
@@ -367,6 +382,7 @@ pub(super) fn simulate(
                     }
                 }
             };
+            busy_projects.push(l.project.clone());
             l.running = Some(Running {
                 started: now,
                 reserve: estimate,

@@ -57,6 +57,15 @@ impl Dist {
             Dist::Uniform => "uniform",
         }
     }
+    /// Its name for `--kind`.
+    pub(super) fn key(self) -> &'static str {
+        match self {
+            Dist::Lognormal => "lognormal",
+            Dist::Heavy => "heavy",
+            Dist::Bimodal => "bimodal",
+            Dist::Uniform => "uniform",
+        }
+    }
     pub(super) fn draw(self, rng: &mut Rng) -> f64 {
         match self {
             Dist::Lognormal => rng.lognormal(0.5),
@@ -185,4 +194,147 @@ pub(super) fn trace(dist: Dist, seed: u64, sizes: Option<f64>) -> Trace {
         demand,
         max_rate,
     }
+}
+
+/// Projects of the "projects" night, lines drawn over them.
+const PROJECTS: usize = 5;
+/// Lines of the "projects" night.
+const PROJECT_LINES: usize = 16;
+/// The Pareto tail's index for executor costs: a finite mean, an infinite-looking tail (the
+/// variance is infinite at 2), so now and then an executor costs five times the median.
+const PARETO_ALPHA: f64 = 2.0;
+
+/// A Pareto draw with mean 1 (scale (α − 1)/α).
+fn pareto(rng: &mut Rng, alpha: f64) -> f64 {
+    (alpha - 1.0) / alpha * rng.f64().powf(-1.0 / alpha)
+}
+
+/// Night number `seed` of the "projects" kind, the shape of Anton's nights: 16 lines of four
+/// to eleven steps (a planner, one to eight executors, a reviewer, a fixer) over five projects,
+/// each project's steps costing 0.5–2.2× its kind's mean, executors with a Pareto tail
+/// (α = 2, truncated at 40% of `threshold`, the largest step a window holds twice and a half),
+/// the rest lognormal σ 0.5. `earlier`: how many earlier nights of the same projects (same
+/// scales, fresh draws) make the history, one a day before tonight; 0 is a cold start.
+/// `sizes` as in [`trace`].
+pub(super) fn projects(seed: u64, earlier: usize, threshold: f64, sizes: Option<f64>) -> Trace {
+    let state = 0x9A0_0000 + seed * 7919;
+    let mut rng = Rng(state);
+    let scales: Vec<f64> = (0..PROJECTS).map(|_| rng.range(0.5, 2.2)).collect();
+    let night = |n: u64| projects_night(state, n, &scales, threshold, sizes);
+    let (lines, max_rate) = night(0);
+    let mut history = Vec::new();
+    for k in 1..=earlier as u64 {
+        let (past, _) = night(k);
+        #[allow(clippy::cast_possible_wrap)]
+        history.extend(runs_of(&past, -(k as i64) * 24 * 60));
+    }
+    history.sort_by_key(|r| r.finished_ms);
+    let demand = lines
+        .iter()
+        .flat_map(|l| l.steps.iter().map(|s| s.cost))
+        .sum();
+    Trace {
+        seed: Some(seed),
+        lines,
+        history,
+        demand,
+        max_rate,
+    }
+}
+
+/// The earlier night `k` (days before tonight) of [`projects`]'s night `seed`.
+pub(super) fn projects_earlier(
+    seed: u64,
+    k: usize,
+    threshold: f64,
+    sizes: Option<f64>,
+) -> Vec<Line> {
+    let state = 0x9A0_0000 + seed * 7919;
+    let mut rng = Rng(state);
+    let scales: Vec<f64> = (0..PROJECTS).map(|_| rng.range(0.5, 2.2)).collect();
+    projects_night(state, k as u64, &scales, threshold, sizes).0
+}
+
+/// One night of the projects' lines (`n`: 0 tonight, k the night k days before), and the
+/// fastest rate in it.
+fn projects_night(
+    state: u64,
+    n: u64,
+    scales: &[f64],
+    threshold: f64,
+    sizes: Option<f64>,
+) -> (Vec<Line>, f64) {
+    let mut rng = Rng(state ^ (n + 1).wrapping_mul(0x2545_F491_4F6C_DD1D));
+    let mut judge = Rng(state ^ 0x5123_0000_0000 ^ n);
+    let mut max_rate: f64 = 0.0;
+    let mut lines = Vec::new();
+    for _ in 0..PROJECT_LINES {
+        #[allow(clippy::cast_possible_truncation)]
+        let p = (rng.next_u64() % scales.len() as u64) as usize;
+        let scale = scales[p];
+        #[allow(clippy::cast_possible_truncation)]
+        let executors = 1 + (rng.next_u64() % 8) as usize;
+        let mut kinds = vec![StepKind::Planner];
+        kinds.extend(std::iter::repeat_n(StepKind::Executor, executors));
+        kinds.extend([StepKind::Reviewer, StepKind::Fixer]);
+        let steps = kinds
+            .iter()
+            .map(|&kind| {
+                let rel = if kind == StepKind::Executor {
+                    pareto(&mut rng, PARETO_ALPHA).min(0.4 * threshold / (kind_mean(kind) * scale))
+                } else {
+                    rng.lognormal(0.5)
+                };
+                let cost = kind_mean(kind) * scale * rel;
+                let rate = 0.08 * rng.range(0.7, 1.3);
+                max_rate = max_rate.max(rate);
+                #[allow(clippy::cast_possible_truncation)]
+                let minutes = ((cost / rate).round() as i64).max(2);
+                let size = sizes.and_then(|sigma| {
+                    (kind == StepKind::Executor).then(|| planned_size(rel, sigma, judge.normal()))
+                });
+                Step {
+                    kind,
+                    size,
+                    cost,
+                    minutes,
+                }
+            })
+            .collect();
+        lines.push(Line {
+            project: format!("p{p}"),
+            #[allow(clippy::cast_possible_truncation)]
+            priority: (rng.next_u64() % 10) as u32,
+            steps,
+            next: 0,
+            cap_misses: 0,
+            abandoned: false,
+            running: None,
+        });
+    }
+    (lines, max_rate)
+}
+
+/// An earlier night's steps as the history the daemon keeps of them: every step finished,
+/// one after another per line, the night starting `start_min` minutes from tonight's start.
+pub(super) fn runs_of(lines: &[Line], start_min: i64) -> Vec<Run> {
+    let mut runs = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        #[allow(clippy::cast_possible_wrap)]
+        let mut at = start_min + i as i64;
+        for (j, s) in l.steps.iter().enumerate() {
+            runs.push(Run {
+                kind: s.kind,
+                project: l.project.clone(),
+                step_id: format!("{}/{start_min}/{i}/{j}", l.project),
+                size: s.size,
+                cost_usd: s.cost,
+                started_ms: at * MIN_MS,
+                finished_ms: (at + s.minutes) * MIN_MS,
+                outcome: Outcome::Done,
+            });
+            at += s.minutes;
+        }
+    }
+    runs
 }

@@ -1,4 +1,4 @@
-//! A night written down: the CSV trace format `line,step,kind,cost_usd,minutes[,size]`.
+//! A night written down: the CSV trace format `line,step,kind,cost_usd,minutes[,size[,project]]`.
 
 use conveyor_api::{StepKind, StepSize};
 
@@ -21,14 +21,17 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
     let fields = match header.as_str() {
         "line,step,kind,cost_usd,minutes" => 5,
         "line,step,kind,cost_usd,minutes,size" => 6,
+        "line,step,kind,cost_usd,minutes,size,project" => 7,
         _ => {
             return Err(format!(
-                "{path}:1: the header must be `line,step,kind,cost_usd,minutes` (and `,size`), not {header:?}"
+                "{path}:1: the header must be `line,step,kind,cost_usd,minutes` (and `,size`, `,project`), not {header:?}"
             ));
         }
     };
     // (line name, [(step number, step)]) in the order lines first appear.
     let mut named: Vec<(String, Vec<(u32, Step)>)> = Vec::new();
+    // Each line's project (the line's own name unless the `project` column says).
+    let mut projects: Vec<String> = Vec::new();
     for (i, row) in rows {
         let at = |field: &str, why: String| format!("{path}:{}: {field}: {why}", i + 1);
         let cells: Vec<&str> = row.split(',').map(str::trim).collect();
@@ -69,9 +72,25 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
             cost,
             minutes,
         };
-        match named.iter_mut().find(|(l, _)| l == line) {
-            Some((_, steps)) => steps.push((n, s)),
-            None => named.push((line.to_string(), vec![(n, s)])),
+        let project = match cells.get(6).copied() {
+            None | Some("") => line,
+            Some(p) => p,
+        };
+        match named.iter().position(|(l, _)| l == line) {
+            Some(k) if projects[k] != project => {
+                return Err(at(
+                    "project",
+                    format!(
+                        "line {line:?} is of project {:?} in an earlier row, not {project:?}",
+                        projects[k]
+                    ),
+                ));
+            }
+            Some(k) => named[k].1.push((n, s)),
+            None => {
+                named.push((line.to_string(), vec![(n, s)]));
+                projects.push(project.to_string());
+            }
         }
     }
     if named.is_empty() {
@@ -82,7 +101,8 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
     let lines: Vec<Line> = named
         .into_iter()
         .enumerate()
-        .map(|(i, (name, mut steps))| {
+        .zip(projects)
+        .map(|((i, (_, mut steps)), project)| {
             steps.sort_by_key(|(n, _)| *n);
             for (_, s) in &steps {
                 #[allow(clippy::cast_precision_loss)]
@@ -90,7 +110,7 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
                 max_rate = max_rate.max(rate);
             }
             Line {
-                project: name,
+                project,
                 // Priority order: the first line is the highest.
                 priority: u32::try_from(count - i).unwrap_or(0),
                 steps: steps.into_iter().map(|(_, s)| s).collect(),
@@ -114,4 +134,27 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
         demand,
         max_rate,
     })
+}
+
+/// Writes `lines` as a trace file (the seven-column form), the lines in priority order (the
+/// highest first, the older first among equals, as the simulator orders them).
+pub(super) fn write_trace(path: &str, lines: &[Line]) -> Result<(), String> {
+    let mut order: Vec<usize> = (0..lines.len()).collect();
+    order.sort_by_key(|i| (std::cmp::Reverse(lines[*i].priority), *i));
+    let mut out = String::from("line,step,kind,cost_usd,minutes,size,project\n");
+    for i in order {
+        let l = &lines[i];
+        for (n, s) in l.steps.iter().enumerate() {
+            out.push_str(&format!(
+                "l{i},{},{},{:.4},{},{},{}\n",
+                n + 1,
+                s.kind.as_str(),
+                s.cost,
+                s.minutes,
+                s.size.map_or("", |z| z.as_str()),
+                l.project
+            ));
+        }
+    }
+    std::fs::write(path, out).map_err(|e| format!("{path}: {e}"))
 }
