@@ -33,8 +33,11 @@
 //! SIGMA` (each step's cost known before it runs, off by a lognormal error of σ) and
 //! `--calibrate` (nights whose real limit differs from the threshold); or
 //! `… -- --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H]` to replay
-//! a night written down (`line,step,kind,cost_usd,minutes`; `docs/benchmarks/budget.md` has the
-//! format).
+//! a night written down (`line,step,kind,cost_usd,minutes[,size[,project]]`;
+//! `docs/benchmarks/budget.md` has the format), with `--history FILE…` (earlier nights, oldest
+//! first) to replay it warm as well as cold. `--kind K[,K…]` runs only those kinds
+//! (`lognormal`, `heavy`, `bimodal`, `uniform`, `projects`); `--write-traces DIR` writes the
+//! "projects" nights of the seeds and their three earlier nights as trace files.
 
 // A command-line report: its output is the point.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -91,7 +94,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--history EARLIER.csv…] [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …\n       night --write-traces DIR [--first-seed N] [--seeds N]\n       --kind lognormal,heavy,bimodal,uniform,projects"
         );
         std::process::exit(2);
     };

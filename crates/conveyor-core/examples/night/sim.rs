@@ -187,6 +187,20 @@ pub(super) fn simulate(
                 park_until = ledger.drained_to(0.75 * real);
                 for l in &mut lines {
                     if let Some(r) = l.running.take() {
+                        if std::env::var_os("NIGHT_DEBUG").is_some() {
+                            eprintln!(
+                                "{} min {now}: cut {} step {} ({:?}) at ${:.2} of ${:.2}, started min {}, claimed ${:.2}; window ${:.2}",
+                                mode.name(),
+                                l.project,
+                                l.next,
+                                l.steps[l.next].kind,
+                                r.charged,
+                                l.steps[l.next].cost,
+                                r.started,
+                                r.reserve.estimate_usd,
+                                ledger.sum
+                            );
+                        }
                         t.wasted += r.charged;
                         history.push(Run {
                             kind: l.steps[l.next].kind,

@@ -16,6 +16,14 @@ const MIN_SAMPLES: usize = 3;
 /// below, from its kind's (a size's few samples are noisier than the kind's many).
 pub const SIZE_MIN_SAMPLES: usize = 5;
 
+/// The runs a project's cost level is read from (the account's latest finished ones).
+const LEVEL_RUNS: usize = 300;
+/// The spreads of log costs assumed while too few runs or projects say (σ 0.5: a project's
+/// steps within a factor of 1.6 of its kind's, as often as not).
+const LEVEL_PRIOR_VAR: f64 = 0.25;
+/// A floor of the spreads: a method-of-moments estimate can come out at 0 or below.
+const LEVEL_MIN_VAR: f64 = 0.01;
+
 /// What history says a step of one kind costs.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimate {
@@ -68,6 +76,13 @@ impl Policy {
         project: Option<&str>,
     ) -> History {
         let n = self.cfg.history_runs as usize;
+        // The kind's pooled samples are put on the scale of the step's project: each divided
+        // by its own project's level and multiplied by this one's (see `project_levels`).
+        let levels = project
+            .map(|_| self.project_levels(runs))
+            .unwrap_or_default();
+        let level = |p: &str| levels.get(p).copied().unwrap_or(0.0);
+        let here = project.map_or(0.0, level);
         let recent = |p: Option<&str>| -> (Vec<f64>, Vec<f64>, u32) {
             let mut samples = Vec::new();
             let mut rates = Vec::new();
@@ -81,6 +96,9 @@ impl Policy {
                     continue;
                 }
                 match r.outcome {
+                    Outcome::Done if p.is_none() => {
+                        samples.push(r.cost_usd * (here - level(&r.project)).exp());
+                    }
                     Outcome::Done => samples.push(r.cost_usd),
                     Outcome::Miss => misses += 1,
                     Outcome::Other => continue,
@@ -116,6 +134,72 @@ impl Policy {
             per_project,
             per_size: size.is_some(),
         }
+    }
+
+    /// Each project's cost level: the log of how much its steps cost against the median of
+    /// their kind across projects, shrunk towards 0 (the kind's own level) by how little the
+    /// project's runs say. The model is the normal–normal hierarchical one on log costs,
+    /// `ln c = μ_kind + α_project + ε`, `α ~ N(0, τ²)`, `ε ~ N(0, σ²)`, and the level is the
+    /// posterior mean of `α`: the project's mean residual × `n τ² / (n τ² + σ²)`, with `σ²`
+    /// (the spread within projects) and `τ²` (the spread between them) estimated from the runs
+    /// themselves by the method of moments — empirical Bayes. Why this and not the project's own
+    /// quantile once it has enough runs, the kind's before: a project whose steps cost twice
+    /// the others' shows it in its first planner, and every kind of its steps shares it, so
+    /// its first executor is already claimed as that project's, not as an average one; and one
+    /// cheap run moves a project's level by a fraction only, as much as one run can be trusted
+    /// against the spread within projects. Log costs because costs are multiplicative (a
+    /// project's scale multiplies every step) and their tails are long.
+    pub fn project_levels(&self, runs: &[Run]) -> std::collections::HashMap<String, f64> {
+        use std::collections::HashMap;
+        let recent: Vec<&Run> = runs
+            .iter()
+            .rev()
+            .filter(|r| r.outcome == Outcome::Done && r.cost_usd > 0.0)
+            .take(LEVEL_RUNS)
+            .collect();
+        let mut by_kind: HashMap<StepKind, Vec<f64>> = HashMap::new();
+        for r in &recent {
+            by_kind.entry(r.kind).or_default().push(r.cost_usd.ln());
+        }
+        let medians: HashMap<StepKind, f64> = by_kind
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.sort_by(f64::total_cmp);
+                (k, quantile(&v, 0.5))
+            })
+            .collect();
+        // Per project: count, sum and sum of squares of the residuals.
+        let mut groups: HashMap<&str, (f64, f64, f64)> = HashMap::new();
+        for r in &recent {
+            let e = r.cost_usd.ln() - medians[&r.kind];
+            let g = groups.entry(r.project.as_str()).or_default();
+            *g = (g.0 + 1.0, g.1 + e, g.2 + e * e);
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let projects = groups.len() as f64;
+        let total: f64 = groups.values().map(|g| g.0).sum();
+        let within: f64 = groups.values().map(|g| g.2 - g.1 * g.1 / g.0).sum();
+        let sigma2 = if total > projects + 1.0 {
+            (within / (total - projects)).max(LEVEL_MIN_VAR)
+        } else {
+            LEVEL_PRIOR_VAR
+        };
+        let tau2 = if projects >= 3.0 {
+            let means: Vec<f64> = groups.values().map(|g| g.1 / g.0).collect();
+            let grand = means.iter().sum::<f64>() / projects;
+            let spread = means.iter().map(|m| (m - grand).powi(2)).sum::<f64>() / (projects - 1.0);
+            let noise = groups.values().map(|g| sigma2 / g.0).sum::<f64>() / projects;
+            (spread - noise).max(LEVEL_MIN_VAR)
+        } else {
+            LEVEL_PRIOR_VAR
+        };
+        groups
+            .into_iter()
+            .map(|(p, (n, sum, _))| {
+                let shrink = n * tau2 / (n * tau2 + sigma2);
+                (p.to_string(), shrink * sum / n)
+            })
+            .collect()
     }
 
     /// The fastest a step of `kind` is expected to spend, USD a minute: the `estimate_quantile`
@@ -186,7 +270,13 @@ impl Policy {
             per_project,
             ..
         } = self.history(runs, class, project);
-        let cold = self.cold_start(class.kind);
+        // A kind without history yet: its cold start, on the project's level when its other
+        // kinds' runs say it is a dear or a cheap one.
+        let level = project
+            .filter(|_| samples.len() < MIN_SAMPLES)
+            .and_then(|p| self.project_levels(runs).get(p).copied())
+            .unwrap_or(0.0);
+        let cold = self.cold_start(class.kind) * level.exp();
         let base = match samples.len() {
             0 => cold,
             k if k < MIN_SAMPLES => quantile(&samples, self.cfg.estimate_quantile).max(cold),
@@ -411,6 +501,82 @@ mod tests {
         // Unsized, the same spend is claimed at the kind's tail.
         let r = p.running(&runs, StepKind::Executor, "p", 8.0, 0.5);
         assert!((r.estimate_usd - 8.0).abs() < 1e-9, "{r:?}");
+    }
+
+    /// A project whose first planner cost twice the others' gets its executors claimed
+    /// dearer before it has run one, by less than the whole factor while one run says it;
+    /// the more of its runs say so, the closer to the whole factor.
+    #[test]
+    fn a_projects_level_carries_across_kinds_shrunk_by_how_little_its_runs_say() {
+        let p = Policy::new(BudgetConfig {
+            margin: 0.0,
+            estimate_quantile: 0.5,
+            history_runs: 100,
+            ..cfg()
+        });
+        let mut runs = Vec::new();
+        let mut ago = 1000;
+        for project in ["a", "b", "c"] {
+            for i in 0..10 {
+                let spread = 1.0 + 0.05 * f64::from(i % 3);
+                runs.push(run(
+                    StepKind::Executor,
+                    project,
+                    2.0 * spread,
+                    ago * MINUTE_MS,
+                    Outcome::Done,
+                ));
+                runs.push(run(
+                    StepKind::Planner,
+                    project,
+                    spread,
+                    (ago - 1) * MINUTE_MS,
+                    Outcome::Done,
+                ));
+                ago -= 2;
+            }
+        }
+        let dear = |runs: &[Run], n: i64| {
+            let mut runs = runs.to_vec();
+            for k in 0..n {
+                runs.push(run(
+                    StepKind::Planner,
+                    "d",
+                    2.1,
+                    (ago - 1 - k) * MINUTE_MS,
+                    Outcome::Done,
+                ));
+            }
+            let runs = snap(runs).runs;
+            let level = p.project_levels(&runs)["d"];
+            let own = p.estimate(&runs, StepKind::Executor, Some("d")).usd;
+            let other = p.estimate(&runs, StepKind::Executor, Some("a")).usd;
+            (level, own / other)
+        };
+        let (one, ratio_one) = dear(&runs, 1);
+        let (five, ratio_five) = dear(&runs, 5);
+        let whole = (2.1f64 / 1.05).ln();
+        assert!(0.0 < one && one < whole, "one run: {one} of {whole}");
+        assert!(one < five && five < whole, "five runs: {five} of {whole}");
+        assert!(
+            1.0 < ratio_one && ratio_one < ratio_five && ratio_five < 2.0,
+            "{ratio_one} {ratio_five}"
+        );
+        // A kind with no history: its cold start on the project's level.
+        let runs = snap(vec![run(
+            StepKind::Planner,
+            "d",
+            2.0,
+            MINUTE_MS,
+            Outcome::Done,
+        )])
+        .runs;
+        let cold = p.estimate(&runs, StepKind::Executor, Some("d")).usd;
+        assert!(
+            (cold - 2.0).abs() < 1e-9,
+            "one project alone has no level against others: {cold}"
+        );
+        assert!(p.project_levels(&[]).is_empty());
     }
 
     #[test]
