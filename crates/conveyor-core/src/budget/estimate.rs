@@ -76,15 +76,20 @@ impl Policy {
         project: Option<&str>,
     ) -> History {
         let n = self.cfg.history_runs as usize;
-        // The kind's pooled samples are put on the scale of the step's project: each divided
-        // by its own project's level and multiplied by this one's (see `project_levels`).
+        // The kind's pooled samples are moved to the step's project's level (see
+        // `project_levels`). They keep the spread between projects they were drawn from:
+        // that spread stands for what is not yet known of this project's level (a project
+        // without runs is estimated as the pool, as before), and the level moves it by what
+        // the project's runs of other kinds already say.
         let levels = project
             .map(|_| self.project_levels(runs))
             .unwrap_or_default();
         let level = |p: &str| levels.get(p).copied().unwrap_or(0.0);
-        let here = project.map_or(0.0, level);
-        let recent = |p: Option<&str>| -> (Vec<f64>, Vec<f64>, u32) {
+        // A project without runs has no level of its own: the pool as it is.
+        let here = project.and_then(|p| levels.get(p).copied());
+        let recent = |p: Option<&str>| -> (Vec<f64>, Vec<f64>, u32, f64) {
             let mut samples = Vec::new();
+            let mut levels_sum = 0.0;
             let mut rates = Vec::new();
             let mut misses = 0u32;
             let mut seen = 0usize;
@@ -96,10 +101,10 @@ impl Policy {
                     continue;
                 }
                 match r.outcome {
-                    Outcome::Done if p.is_none() => {
-                        samples.push(r.cost_usd * (here - level(&r.project)).exp());
+                    Outcome::Done => {
+                        samples.push(r.cost_usd);
+                        levels_sum += level(&r.project);
                     }
-                    Outcome::Done => samples.push(r.cost_usd),
                     Outcome::Miss => misses += 1,
                     Outcome::Other => continue,
                 }
@@ -115,12 +120,23 @@ impl Policy {
                     break;
                 }
             }
-            (samples, rates, misses)
+            (samples, rates, misses, levels_sum)
         };
         let mut per_project = false;
-        let (mut samples, mut rates, mut misses) = recent(None);
+        let (mut samples, mut rates, mut misses, levels_sum) = recent(None);
+        if let Some(here) = here
+            && !samples.is_empty()
+        {
+            // The pool is moved from its samples' mean level to this project's: a pool of
+            // this project's runs alone is not moved at all.
+            #[allow(clippy::cast_precision_loss)]
+            let shift = (here - levels_sum / samples.len() as f64).exp();
+            for x in &mut samples {
+                *x *= shift;
+            }
+        }
         if let Some(p) = project {
-            let (own, own_rates, own_misses) = recent(Some(p));
+            let (own, own_rates, own_misses, _) = recent(Some(p));
             if own.len() >= self.cfg.project_min_runs as usize {
                 (samples, rates, misses, per_project) = (own, own_rates, own_misses, true);
             }
