@@ -254,8 +254,15 @@ fn log_event(e: &Event) {
         }
         Event::RequestExecuted { n, stat } => {
             let cut = if stat.truncated { ", truncated" } else { "" };
+            let mut again = String::new();
+            if stat.changed > 0 {
+                again.push_str(&format!(", {} changed since sent", stat.changed));
+            }
+            if stat.unchanged > 0 {
+                again.push_str(&format!(", {} unchanged (not sent again)", stat.unchanged));
+            }
             eprintln!(
-                "step {n}: {} {}: {} hits{cut}",
+                "step {n}: {} {}: {} hits{cut}{again}",
                 stat.kind, stat.arg, stat.hits
             );
         }

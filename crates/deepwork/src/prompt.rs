@@ -106,6 +106,9 @@ impl Prompts {
                 limits.need_chars,
                 &mut m,
                 "files attached by the user",
+                // The first message has no run memory: a later NEED for a ticked file sends
+                // it again, as before.
+                None,
             );
         }
         ensure_blank_line(&mut m);

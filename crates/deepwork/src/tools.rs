@@ -5,7 +5,9 @@
 //! `[truncated: …]`, so the model knows it did not see everything and can ask again more
 //! narrowly.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::hash::{Hash as _, Hasher as _};
 use std::path::Path;
 
 use serde::Serialize;
@@ -54,6 +56,14 @@ pub struct RequestStat {
     pub hits: usize,
     /// Whether anything was cut.
     pub truncated: bool,
+    /// NEED: files already sent whole in this run and unchanged since, answered with a line
+    /// instead of the file.
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub unchanged: usize,
+    /// NEED: files sent again because they changed on disk since a step sent them (counted
+    /// in `hits` too).
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub changed: usize,
 }
 
 /// The text for the model and what each request did.
@@ -65,27 +75,65 @@ pub struct Executed {
     pub stats: Vec<RequestStat>,
 }
 
+/// The files a run has already sent whole, by the step that carried them and a hash of
+/// what was sent: asked for again, a file is sent again only if it changed, so that a model
+/// re-reading what it already has does not spend the step's NEED budget on it.
+#[derive(Debug, Clone, Default)]
+pub struct Sent {
+    files: HashMap<String, (usize, u64)>,
+}
+
+impl Sent {
+    /// The step that last sent `shown` and whether `text` is what it sent.
+    fn seen(&self, shown: &str, hash: u64) -> Option<(usize, bool)> {
+        self.files
+            .get(shown)
+            .map(|&(step, old)| (step, old == hash))
+    }
+
+    fn record(&mut self, shown: &str, step: usize, hash: u64) {
+        self.files.insert(shown.to_owned(), (step, hash));
+    }
+}
+
+/// A hash of a file's text; it is compared only within one run (one process), so the
+/// standard library's fixed-key SipHash is enough.
+fn content_hash(text: &str) -> u64 {
+    let mut h = std::hash::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
 /// Runs requests in order; NEED shares one character budget across the step. NEED reads
-/// through the sandbox; LIST and FIND read `index`, which the caller keeps fresh.
+/// through the sandbox; LIST and FIND read `index`, which the caller keeps fresh. `sent`
+/// remembers the files sent whole so far; `step` is the step whose message carries the result.
 pub fn execute(
     sandbox: &Sandbox,
     index: &Index,
     requests: &[Request],
     limits: &Limits,
+    sent: &mut Sent,
+    step: usize,
 ) -> Executed {
     let mut out = Executed::default();
     let mut budget = limits.need_chars;
     for r in requests {
         let start = out.text.len();
+        let mut again = Again::default();
         let (hits, truncated) = match r.kind {
-            RequestKind::Need => need(
-                sandbox,
-                &r.paths(),
-                &mut budget,
-                limits.need_chars,
-                &mut out.text,
-                &r.to_string(),
-            ),
+            RequestKind::Need => {
+                let (hits, truncated, seen) = need(
+                    sandbox,
+                    &r.paths(),
+                    &mut budget,
+                    limits.need_chars,
+                    &mut out.text,
+                    &r.to_string(),
+                    Some((sent, step)),
+                );
+                again = seen;
+                (hits, truncated)
+            }
             RequestKind::List => run_list(index, &r.arg, limits.list_paths, &mut out.text),
             RequestKind::Find => run_find(index, &r.arg, limits.find_hits, &mut out.text),
         };
@@ -98,13 +146,24 @@ pub fn execute(
             arg: r.arg.clone(),
             hits,
             truncated,
+            unchanged: again.unchanged,
+            changed: again.changed,
         });
     }
     out
 }
 
+/// What NEED found of the files a run had sent before.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Again {
+    /// Answered with "unchanged since step k".
+    unchanged: usize,
+    /// Sent again, marked "changed on disk since step k".
+    changed: usize,
+}
+
 /// Renders files for the model (ticked files of the first message use this too).
-/// Returns (files sent, anything cut).
+/// Returns (files sent, anything cut, files seen before).
 pub(crate) fn need(
     sandbox: &Sandbox,
     paths: &[&str],
@@ -112,10 +171,12 @@ pub(crate) fn need(
     limit: usize,
     out: &mut String,
     header: &str,
-) -> (usize, bool) {
+    mut sent: Option<(&mut Sent, usize)>,
+) -> (usize, bool, Again) {
     let _ = writeln!(out, "[{header}]");
-    let mut sent = 0;
+    let mut sent_count = 0;
     let mut truncated = false;
+    let mut again = Again::default();
     for raw in paths {
         let path = match sandbox.resolve(raw) {
             Ok(p) => p,
@@ -140,6 +201,22 @@ pub(crate) fn need(
             }
             Read::Text(text) => {
                 let chars = text.chars().count();
+                let hash = content_hash(&text);
+                let mut changed_since = None;
+                if let Some((memory, _)) = sent.as_ref() {
+                    match memory.seen(&shown, hash) {
+                        Some((step, true)) => {
+                            again.unchanged += 1;
+                            let _ = writeln!(
+                                out,
+                                "unchanged since step {step}: {shown} ({chars} characters; not sent again)"
+                            );
+                            continue;
+                        }
+                        Some((step, false)) => changed_since = Some(step),
+                        None => {}
+                    }
+                }
                 if *budget == 0 {
                     truncated = true;
                     let _ = writeln!(
@@ -148,10 +225,18 @@ pub(crate) fn need(
                     );
                     continue;
                 }
-                sent += 1;
+                sent_count += 1;
+                if let Some(step) = changed_since {
+                    again.changed += 1;
+                    let _ = writeln!(out, "[changed on disk since step {step}]");
+                }
                 let _ = writeln!(out, "--- {shown} ({chars} characters) ---");
                 if chars <= *budget {
                     *budget -= chars;
+                    // Only a file sent whole is remembered: a cut one is sent again in full.
+                    if let Some((memory, step)) = sent.as_mut() {
+                        memory.record(&shown, *step, hash);
+                    }
                     out.push_str(&text);
                     if !text.ends_with('\n') {
                         out.push('\n');
@@ -174,7 +259,7 @@ pub(crate) fn need(
             }
         }
     }
-    (sent, truncated)
+    (sent_count, truncated, again)
 }
 
 enum Read {
@@ -260,7 +345,71 @@ mod tests {
     use crate::sandbox::project;
 
     fn run(sb: &Sandbox, answer: &str, limits: &Limits) -> Executed {
-        execute(sb, &Index::build(sb), &parse(answer).requests, limits)
+        execute(
+            sb,
+            &Index::build(sb),
+            &parse(answer).requests,
+            limits,
+            &mut Sent::default(),
+            2,
+        )
+    }
+
+    #[test]
+    fn need_again_answers_unchanged_with_a_line_and_changed_or_cut_with_the_file() {
+        let (_d, sb) = project(&[("a.js", b"let a = 1;"), ("big.js", b"0123456789")]);
+        let index = Index::build(&sb);
+        let limits = Limits {
+            need_chars: 15,
+            ..Limits::default()
+        };
+        let mut sent = Sent::default();
+        let need = |sent: &mut Sent, step| {
+            let r = parse("=== NEED: a.js, big.js ===\n").requests;
+            execute(&sb, &index, &r, &limits, sent, step)
+        };
+        // Step 2: a.js whole (10 of 15), big.js cut at 5.
+        let first = need(&mut sent, 2);
+        assert!(first.text.contains("let a = 1;\n"), "{}", first.text);
+        assert!(first.text.contains("cut at 5 of 10"), "{}", first.text);
+        // Step 3: a.js unchanged costs a line; big.js was cut, so it is sent (whole now).
+        let again = need(&mut sent, 3);
+        assert!(
+            again
+                .text
+                .contains("unchanged since step 2: a.js (10 characters; not sent again)\n"),
+            "{}",
+            again.text
+        );
+        assert!(!again.text.contains("let a = 1;"), "{}", again.text);
+        assert!(
+            again
+                .text
+                .contains("--- big.js (10 characters) ---\n0123456789\n"),
+            "{}",
+            again.text
+        );
+        assert_eq!(again.stats[0].hits, 1, "only big.js was sent");
+        assert_eq!((again.stats[0].unchanged, again.stats[0].changed), (1, 0));
+        // Step 4: a.js edited is sent again, marked with the step that sent the old one.
+        std::fs::write(sb.root().join("a.js"), "let a = 2;").unwrap();
+        let changed = need(&mut sent, 4);
+        assert!(
+            changed.text.contains(
+                "[changed on disk since step 2]\n--- a.js (10 characters) ---\nlet a = 2;\n"
+            ),
+            "{}",
+            changed.text
+        );
+        assert!(
+            changed.text.contains("unchanged since step 3: big.js"),
+            "{}",
+            changed.text
+        );
+        assert_eq!(
+            (changed.stats[0].unchanged, changed.stats[0].changed),
+            (1, 1)
+        );
     }
 
     #[test]

@@ -17,4 +17,4 @@ mod tests;
 
 pub(crate) use files::full_path_into;
 pub use files::{Index, IndexStats, IndexedFile};
-pub use refresh::Refreshed;
+pub use refresh::{PathChanges, Refreshed};

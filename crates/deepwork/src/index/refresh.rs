@@ -33,6 +33,15 @@ pub struct Refreshed {
     pub rebuilt: bool,
 }
 
+/// Files that appeared in or disappeared from the index in one check.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PathChanges {
+    /// Paths now indexed that were not, sorted.
+    pub added: Vec<Box<str>>,
+    /// Paths indexed before and no longer, sorted.
+    pub removed: Vec<Box<str>>,
+}
+
 impl Refreshed {
     /// Whether the index may differ from before the check.
     pub fn changed(&self) -> bool {
@@ -43,6 +52,58 @@ impl Refreshed {
 impl Index {
     /// Brings the index up to date with the disk: see the module's notes.
     pub fn refresh(&mut self) -> Refreshed {
+        self.refresh_keeping(false).0
+    }
+
+    /// [`Index::refresh`], naming the files that appeared and disappeared (each sorted). The
+    /// paths are copied only when the check finds a change, so an unchanged folder costs what
+    /// a plain refresh does.
+    pub fn refresh_named(&mut self) -> (Refreshed, PathChanges) {
+        let (done, before) = self.refresh_keeping(true);
+        let changes = before.map_or_else(PathChanges::default, |old| self.diff(&old));
+        (done, changes)
+    }
+
+    /// The files in the index and not in `old`, and the other way round (both sorted).
+    fn diff(&self, old: &[Box<str>]) -> PathChanges {
+        let mut changes = PathChanges::default();
+        let (mut i, mut j) = (0, 0);
+        let new = &self.files;
+        while i < old.len() || j < new.len() {
+            match (old.get(i), new.get(j)) {
+                (Some(o), Some(n)) if *o == n.path => {
+                    i += 1;
+                    j += 1;
+                }
+                (Some(o), Some(n)) if **o < *n.path => {
+                    changes.removed.push(o.clone());
+                    i += 1;
+                }
+                (Some(o), None) => {
+                    changes.removed.push(o.clone());
+                    i += 1;
+                }
+                (_, Some(n)) => {
+                    changes.added.push(n.path.clone());
+                    j += 1;
+                }
+                (None, None) => break,
+            }
+        }
+        changes
+    }
+
+    /// The check; with `keep`, the paths as they were before it changed anything.
+    fn refresh_keeping(&mut self, keep: bool) -> (Refreshed, Option<Vec<Box<str>>>) {
+        let snapshot = |index: &Index| {
+            keep.then(|| {
+                index
+                    .files
+                    .iter()
+                    .map(|f| f.path.clone())
+                    .collect::<Vec<_>>()
+            })
+        };
         self.stats.checks += 1;
         let mut done = Refreshed {
             checked: self.dirs.len(),
@@ -57,22 +118,24 @@ impl Index {
             .any(|(p, was)| was.stale(&std::fs::symlink_metadata(p)));
         // An empty map means the root itself could not be walked: try again whole.
         if rules_changed || self.dirs.is_empty() {
+            let before = snapshot(self);
             self.rebuild();
             self.stat();
             done.rebuilt = true;
-            return done;
+            return (done, before);
         }
         let listed = SystemTime::now();
         let (gone, changed) = self.check_dirs();
         if gone.is_empty() && changed.is_empty() {
-            return done;
+            return (done, None);
         }
+        let before = snapshot(self);
         if gone.iter().any(|g| g.is_empty()) {
             // The root itself is gone or no longer a folder.
             self.rebuild();
             self.stat();
             done.rebuilt = true;
-            return done;
+            return (done, before);
         }
         done.relisted = gone.len() + changed.len();
         self.stats.relisted += done.relisted;
@@ -86,7 +149,7 @@ impl Index {
             self.stat();
             done.rebuilt = true;
         }
-        done
+        (done, before)
     }
 
     /// Renews the size and time of the indexed files among `paths` (absolute, as a file

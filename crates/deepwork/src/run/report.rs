@@ -46,6 +46,15 @@ pub struct StepRequest {
     pub hits: Option<usize>,
     /// Whether anything was cut.
     pub truncated: bool,
+    /// NEED: files answered "unchanged since step k" instead of being sent again (runs saved
+    /// before this count existed read 0).
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub unchanged: usize,
+    /// NEED: files sent again, marked "changed on disk since step k".
+    #[serde(default)]
+    #[cfg_attr(feature = "ts", ts(type = "number"))]
+    pub changed: usize,
 }
 
 /// One step: what was sent and what came back.

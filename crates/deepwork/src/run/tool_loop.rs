@@ -6,11 +6,11 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use super::report::{Event, Outcome, RunError, Step, StepRequest, StopReason};
 use crate::exec::Cancel;
-use crate::index::Index;
+use crate::index::{Index, PathChanges};
 use crate::prompt::Prompts;
-use crate::protocol::{self, ProposedFile, Request, RequestKind};
+use crate::protocol::{self, ProposedFile, Request};
 use crate::sandbox::Sandbox;
-use crate::tools::{self, Limits};
+use crate::tools::{self, Limits, Sent};
 use crate::transport::{Transport, TransportError};
 
 /// What to ask.
@@ -113,6 +113,12 @@ impl Loop<'_> {
         let mut steps: Vec<Step> = Vec::new();
         let mut files: Vec<ProposedFile> = Vec::new();
         let mut previous: Option<Vec<Request>> = None;
+        // What NEED has sent whole, so a file asked for again costs a line unless it changed.
+        let mut sent = Sent::default();
+        // The step whose message last told the model the folder's files (the tree, step 1),
+        // and what changed since, for the next message.
+        let mut tree_step = 1;
+        let mut tree_news = String::new();
         for n in 1..=steps_max {
             if cancel.is_cancelled() {
                 return Err(RunError::Cancelled { step: n, steps });
@@ -160,6 +166,8 @@ impl Loop<'_> {
                         arg: r.arg.clone(),
                         hits: None,
                         truncated: false,
+                        unchanged: 0,
+                        changed: 0,
                     })
                     .collect(),
             };
@@ -200,24 +208,41 @@ impl Loop<'_> {
             if !cancel.is_cancelled() {
                 transport.prepare(n + 1);
             }
-            let executed = {
+            let mut executed = {
                 let mut index = lock(index);
                 // Files may have come and gone while the model thought: LIST and FIND must see
-                // the folder as it is now. NEED reads the disk itself and needs no check.
-                if parsed.requests.iter().any(|r| r.kind != RequestKind::Need) {
-                    index.refresh();
+                // the folder as it is now, and the model is told what its tree no longer
+                // shows (every step, NEED-only ones too: a check of the folders' times). A
+                // shared index that its owner refreshed meanwhile (pult's watcher) has already
+                // absorbed what it saw: only the rest is named.
+                let (_, changes) = index.refresh_named();
+                if !changes.added.is_empty() || !changes.removed.is_empty() {
+                    tree_news = tree_changes(&changes, tree_step, self.limits.list_paths);
+                    tree_step = n + 1;
                 }
-                tools::execute(self.sandbox, &index, &parsed.requests, &self.limits)
+                tools::execute(
+                    self.sandbox,
+                    &index,
+                    &parsed.requests,
+                    &self.limits,
+                    &mut sent,
+                    n + 1,
+                )
             };
             for (req, stat) in step.requests.iter_mut().zip(&executed.stats) {
                 req.hits = Some(stat.hits);
                 req.truncated = stat.truncated;
+                req.unchanged = stat.unchanged;
+                req.changed = stat.changed;
                 on_event(&Event::RequestExecuted {
                     n,
                     stat: stat.clone(),
                 });
             }
             steps.push(step);
+            if !tree_news.is_empty() {
+                executed.text.insert_str(0, &std::mem::take(&mut tree_news));
+            }
             message = self.prompts.next_message(&executed.text, &self.limits);
             previous = Some(parsed.requests);
         }
@@ -229,6 +254,29 @@ impl Loop<'_> {
 /// is applied whole or not at all).
 fn lock(index: &Mutex<Index>) -> MutexGuard<'_, Index> {
     index.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The lines that name files added to or removed from the folder since step `since` told
+/// the model its files, at most `limit` of them (the rest counted).
+fn tree_changes(changes: &PathChanges, since: usize, limit: usize) -> String {
+    let mut out = format!("[files changed on disk since step {since}]\n");
+    let lines = changes
+        .added
+        .iter()
+        .map(|p| ("added", p))
+        .chain(changes.removed.iter().map(|p| ("removed", p)));
+    let total = changes.added.len() + changes.removed.len();
+    for (what, path) in lines.take(limit) {
+        out.push_str(&format!("{what}: {path}\n"));
+    }
+    if total > limit {
+        out.push_str(&format!(
+            "[truncated: {} more changes not named; use LIST]\n",
+            total - limit
+        ));
+    }
+    out.push('\n');
+    out
 }
 
 /// Marks an answer the loop could not finish, naming what was still asked.
