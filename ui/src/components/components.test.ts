@@ -24,7 +24,7 @@ describe('StepLog', () => {
     render(StepLog, {
       log: [
         { kind: 'event', event: { event: 'step_started', n: 1, new: false, sent_chars: 1200 } },
-        { kind: 'event', event: { event: 'request_executed', n: 1, kind: 'FIND', arg: 'waitForAnswer', hits: 3, truncated: true } },
+        { kind: 'event', event: { event: 'request_executed', n: 1, kind: 'FIND', arg: 'waitForAnswer', hits: 3, truncated: true, unchanged: 0, changed: 0 } },
         { kind: 'event', event: { event: 'finished', stop_reason: 'no_requests', steps: 3 } },
       ],
     });
@@ -32,6 +32,27 @@ describe('StepLog', () => {
     expect(lines[0]).toContain('Шаг 1');
     expect(lines[1]).toContain('FIND waitForAnswer — найдено: 3 [обрезано]');
     expect(lines[2]).toContain('модель ответила без запросов');
+  });
+
+  it('says which NEEDed files changed since sent and which were not sent again', () => {
+    const need = { event: 'request_executed', n: 3, kind: 'NEED', arg: 'a.rs b.rs c.rs', hits: 1, truncated: false } as const;
+    for (const [lang, changed, unchanged] of [
+      ['ru', 'изменились с отправки: 1', 'не изменились, не отправлены повторно: 2'],
+      ['en', 'changed since sent: 1', 'unchanged, not sent again: 2'],
+    ] as const) {
+      i18n.lang = lang;
+      render(StepLog, {
+        log: [
+          { kind: 'event', event: { ...need, unchanged: 2, changed: 1 } },
+          { kind: 'event', event: { ...need, hits: 3, unchanged: 0, changed: 0 } },
+        ],
+      });
+      const lines = screen.getAllByTestId('step-line').map((l) => l.textContent ?? '');
+      expect(lines[0]).toContain(`[${changed}] [${unchanged}]`);
+      expect(lines[1]).not.toContain('[');
+      cleanup();
+    }
+    i18n.lang = 'ru';
   });
 
   it('speaks English when asked', () => {

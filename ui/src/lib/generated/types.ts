@@ -425,7 +425,17 @@ hits: number,
 /**
  * Whether anything was cut.
  */
-truncated: boolean, } | { "event": "finished", 
+truncated: boolean, 
+/**
+ * NEED: files already sent whole in this run and unchanged since, answered with a line
+ * instead of the file.
+ */
+unchanged: number, 
+/**
+ * NEED: files sent again because they changed on disk since a step sent them (counted
+ * in `hits` too).
+ */
+changed: number, } | { "event": "finished", 
 /**
  * Why.
  */
@@ -473,7 +483,16 @@ hits: number | null,
 /**
  * Whether anything was cut.
  */
-truncated: boolean, };
+truncated: boolean, 
+/**
+ * NEED: files answered "unchanged since step k" instead of being sent again (runs saved
+ * before this count existed read 0).
+ */
+unchanged: number, 
+/**
+ * NEED: files sent again, marked "changed on disk since step k".
+ */
+changed: number, };
 
 export type StopReason = "no_requests" | "steps_exhausted" | "loop";
 
@@ -495,7 +514,17 @@ hits: number,
 /**
  * Whether anything was cut.
  */
-truncated: boolean, };
+truncated: boolean, 
+/**
+ * NEED: files already sent whole in this run and unchanged since, answered with a line
+ * instead of the file.
+ */
+unchanged: number, 
+/**
+ * NEED: files sent again because they changed on disk since a step sent them (counted
+ * in `hits` too).
+ */
+changed: number, };
 
 export type CheckReport = { 
 /**

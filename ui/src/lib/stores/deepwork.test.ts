@@ -95,7 +95,7 @@ describe('DeepworkStore', () => {
     s.question = 'q';
     await s.ask();
     send({ kind: 'event', event: { event: 'step_started', n: 1, new: false, sent_chars: 900 } });
-    send({ kind: 'event', event: { event: 'request_executed', n: 1, kind: 'FIND', arg: 'x', hits: 2, truncated: false } });
+    send({ kind: 'event', event: { event: 'request_executed', n: 1, kind: 'FIND', arg: 'x', hits: 2, truncated: false, unchanged: 0, changed: 0 } });
     expect(s.log).toHaveLength(2);
     expect(s.running).toBe(true);
     send({ kind: 'done', run: runView(3) });

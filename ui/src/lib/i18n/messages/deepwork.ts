@@ -26,6 +26,8 @@ export const ru = {
   'log.answer': 'Шаг {n}: ответ {chars} симв., запросов: {requests}, файлов: {files}',
   'log.request': 'Шаг {n}: {kind} {arg} — найдено: {hits}',
   'log.truncated': 'обрезано',
+  'log.changed': 'изменились с отправки: {count}',
+  'log.unchanged': 'не изменились, не отправлены повторно: {count}',
   'log.finished': 'Готово: {reason}, шагов: {steps}',
   'log.failed': 'Ошибка: {message}',
 
@@ -77,6 +79,8 @@ export const en: Record<keyof typeof ru, string> = {
   'log.answer': 'Step {n}: answer {chars} chars, requests: {requests}, files: {files}',
   'log.request': 'Step {n}: {kind} {arg} — hits: {hits}',
   'log.truncated': 'truncated',
+  'log.changed': 'changed since sent: {count}',
+  'log.unchanged': 'unchanged, not sent again: {count}',
   'log.finished': 'Done: {reason}, steps: {steps}',
   'log.failed': 'Error: {message}',
 
