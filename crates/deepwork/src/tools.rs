@@ -203,8 +203,10 @@ pub(crate) fn need(
                 let chars = text.chars().count();
                 let hash = content_hash(&text);
                 let mut changed_since = None;
-                if let Some((memory, _)) = sent.as_ref() {
-                    match memory.seen(&shown, hash) {
+                if let Some((memory, now)) = sent.as_ref() {
+                    // Only an earlier step counts: two names of one file (a symlink) in this
+                    // step's NEEDs are both answered whole, as asked.
+                    match memory.seen(&shown, hash).filter(|&(step, _)| step < *now) {
                         Some((step, true)) => {
                             again.unchanged += 1;
                             let _ = writeln!(
