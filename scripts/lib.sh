@@ -183,3 +183,70 @@ phase_summary() {
     printf '%-14s %-6s %8s\n' "${PHASE_NAMES[$i]}" "${PHASE_RESULTS[$i]}" "${PHASE_SECS[$i]}" >&2
   done
 }
+
+# Windows, built here: the x86_64-pc-windows-gnu target with Debian's mingw-w64 (rustc's
+# default linker for that target is its x86_64-w64-mingw32-gcc), and Wine to run what it builds.
+WIN_TARGET=x86_64-pc-windows-gnu
+WIN_BUILD_PKGS=(gcc-mingw-w64-x86-64)
+# wine64 runs 64-bit programs; `wine` is its launcher. No wine32: nothing we build is 32-bit.
+WIN_TEST_PKGS=(wine wine64)
+
+# windows_toolchain: the Rust target and the cross compiler, or a clear error naming what
+# could not be installed.
+windows_toolchain() {
+  if ! rustup target list --installed 2>/dev/null | grep -qx "$WIN_TARGET"; then
+    echo "installing the Rust target $WIN_TARGET" >&2
+    rustup target add "$WIN_TARGET" >&2 || {
+      echo "error: cannot install the Rust target $WIN_TARGET (rustup target add failed above)" >&2
+      return 1
+    }
+  fi
+  apt_pkgs "${WIN_BUILD_PKGS[@]}" || {
+    echo "error: cannot install ${WIN_BUILD_PKGS[*]} (the mingw-w64 cross compiler): no Windows build" >&2
+    return 1
+  }
+}
+
+# win_out [debug|release]: where cargo puts the Windows build.
+win_out() {
+  echo "${CARGO_TARGET_DIR:-target}/$WIN_TARGET/${1:-debug}"
+}
+
+# wine_env: Wine installed and a prefix of our own in the target folder (never the user's
+# ~/.wine), made once, with the shim Wine 8 lacks: Rust's std imports ProcessPrng from
+# bcryptprimitives.dll, which Wine 8 does not have (tests/fixtures/windows/bcryptprimitives.c).
+# Exports WINEPREFIX and WINEDEBUG.
+wine_env() {
+  apt_pkgs "${WIN_TEST_PKGS[@]}" || {
+    echo "error: cannot install ${WIN_TEST_PKGS[*]}: deepwork.exe's tests need Wine" >&2
+    return 1
+  }
+  local target=${CARGO_TARGET_DIR:-target}
+  mkdir -p "$target"
+  WINEPREFIX="$(cd "$target" && pwd)/wine-prefix"
+  export WINEPREFIX WINEDEBUG=-all
+  if [ ! -f "$WINEPREFIX/system.reg" ]; then
+    echo "making the Wine prefix $WINEPREFIX" >&2
+    # No display here: keep wineboot from asking for Mono or Gecko (nothing we run needs them).
+    WINEDLLOVERRIDES="mscoree,mshtml=" wineboot -i >&2 2>/dev/null
+    wineserver -w
+  fi
+  local dll="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+  local src=tests/fixtures/windows/bcryptprimitives.c
+  if [ ! -f "$dll" ] || [ "$src" -nt "$dll" ]; then
+    x86_64-w64-mingw32-gcc -shared -O2 -o "$dll" "$src" tests/fixtures/windows/bcryptprimitives.def -ladvapi32
+  fi
+}
+
+# win_fixtures: the Windows test doubles, built beside the Windows build (std only, so rustc
+# alone builds them). Prints the fake bridge's path.
+win_fixtures() {
+  local out
+  out="$(win_out debug)/fixtures"
+  mkdir -p "$out"
+  local src=tests/fixtures/windows/fake-bridge.rs exe="$out/fake-bridge.exe"
+  if [ ! -f "$exe" ] || [ "$src" -nt "$exe" ]; then
+    rustc --edition 2024 -O --target "$WIN_TARGET" -o "$exe" "$src" >&2
+  fi
+  echo "$exe"
+}

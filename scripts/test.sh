@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The README's test command: installs what is missing, then runs every test — lints, the
 # front end's unit tests, the test doubles' contracts, the desktop app end to end under Xvfb,
-# and every Rust test.
+# deepwork.exe under Wine, and every Rust test.
 #
 # Each phase runs even when an earlier one failed: a red lint must not hide a red test, and a
 # newcomer sees everything that is wrong in one run. At the end a table says which phases
@@ -42,6 +42,9 @@ phase vitest npx vitest run --root ui
 # versions package.json declares to the packages' own.
 phase contracts node --test tests/fixtures/*.test.mjs tests/node/*.test.mjs
 phase e2e e2e_tests
+# deepwork.exe's Windows suite under Wine and the Windows clippy of deepwork and pult; the
+# script installs the Rust target, mingw-w64 and Wine itself when they are missing.
+phase windows bash scripts/test-windows.sh
 phase nextest rust_tests "$nextest_log"
 
 phase_summary

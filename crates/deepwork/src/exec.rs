@@ -2,10 +2,11 @@
 //! cancel flag, and the tail of its stderr kept for the error message.
 //!
 //! The bridge starts a browser connection and may start children of its own; stopping only
-//! the `node` process would leave them behind, so the whole group is stopped (on Unix; on
-//! Windows the process itself is killed). On Linux a child is also killed by the kernel when
-//! deepwork dies (`PR_SET_PDEATHSIG`), so not even `kill -9` of deepwork leaves a bridge
-//! behind; elsewhere a `kill -9` leaves the running bridge to finish its call by itself.
+//! the `node` process would leave them behind, so the whole tree is stopped: its process group
+//! on Unix, its job object on Windows. On Linux a child is also killed by the kernel when
+//! deepwork dies (`PR_SET_PDEATHSIG`), and on Windows by the job when deepwork's handle to it
+//! closes, so not even a hard kill of deepwork leaves a bridge behind; on macOS a `kill -9`
+//! leaves the running bridge to finish its call by itself.
 
 use std::io::Read;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -81,7 +82,14 @@ pub(crate) fn spawn(mut cmd: Command) -> std::io::Result<Running> {
     die_with_parent(&mut cmd);
     let mut child = cmd.spawn()?;
     // From here on, whatever happens, the group does not outlive the `Running`.
-    let group = Group(Some(child.id()));
+    let group = match Group::of(&child) {
+        Ok(g) => g,
+        Err(e) => {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
     let mut stdout = child.stdout.take();
     let mut stderr = child.stderr.take();
     let out_thread = thread::spawn(move || {
@@ -234,13 +242,34 @@ fn die_with_parent(cmd: &mut Command) {
 }
 
 /// Kills the process group on drop, so an early return or a panic leaves nothing running.
+/// On Windows the "group" is a job object the child is put in: its children join it as they
+/// start, and terminating the job ends the whole tree.
 #[derive(Debug)]
-struct Group(Option<u32>);
+struct Group(Option<GroupHandle>);
+
+#[cfg(not(windows))]
+type GroupHandle = u32;
+#[cfg(windows)]
+type GroupHandle = job::Job;
 
 impl Group {
+    #[cfg(not(windows))]
+    #[allow(clippy::unnecessary_wraps)]
+    fn of(child: &Child) -> std::io::Result<Group> {
+        Ok(Group(Some(child.id())))
+    }
+
+    #[cfg(windows)]
+    fn of(child: &Child) -> std::io::Result<Group> {
+        job::Job::holding(child).map(|j| Group(Some(j)))
+    }
+
     fn stop(&mut self) {
-        if let Some(pid) = self.0.take() {
-            kill_group(pid);
+        if let Some(handle) = self.0.take() {
+            #[cfg(not(windows))]
+            kill_group(handle);
+            #[cfg(windows)]
+            handle.terminate();
         }
     }
 }
@@ -264,8 +293,87 @@ fn kill_group(pid: u32) {
     }
 }
 
-#[cfg(not(unix))]
+#[cfg(not(any(unix, windows)))]
 fn kill_group(_pid: u32) {}
+
+#[cfg(windows)]
+#[allow(unsafe_code)]
+mod job {
+    use std::os::windows::io::AsRawHandle;
+    use std::process::Child;
+
+    use windows_sys::Win32::Foundation::{CloseHandle, HANDLE};
+    use windows_sys::Win32::System::JobObjects::{
+        AssignProcessToJobObject, CreateJobObjectW, JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE,
+        JOBOBJECT_EXTENDED_LIMIT_INFORMATION, JobObjectExtendedLimitInformation,
+        SetInformationJobObject, TerminateJobObject,
+    };
+
+    /// A job object holding one child and, as they start, its children.
+    #[derive(Debug)]
+    pub(super) struct Job(HANDLE);
+
+    // SAFETY: a job handle may be used and closed from any thread.
+    unsafe impl Send for Job {}
+    unsafe impl Sync for Job {}
+
+    impl Job {
+        /// A new job with `child` in it. The job is also set to kill everything in it when its
+        /// last handle closes, so a deepwork that dies (its handles closed by Windows) leaves no
+        /// bridge behind, as `PR_SET_PDEATHSIG` does on Linux.
+        ///
+        /// The child runs for a moment before it is put in the job (std starts it running, not
+        /// suspended); a process it starts in that moment is outside the job. A bridge starts
+        /// Node, which starts the browser's connection long after: no such process is missed.
+        pub(super) fn holding(child: &Child) -> std::io::Result<Job> {
+            // SAFETY: null attributes and name make an anonymous job with default security.
+            let handle = unsafe { CreateJobObjectW(std::ptr::null(), std::ptr::null()) };
+            if handle.is_null() {
+                return Err(std::io::Error::last_os_error());
+            }
+            let job = Job(handle);
+            // SAFETY: an all-zero JOBOBJECT_EXTENDED_LIMIT_INFORMATION is a valid value
+            // (no limits); we set one flag.
+            let mut info: JOBOBJECT_EXTENDED_LIMIT_INFORMATION = unsafe { std::mem::zeroed() };
+            info.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+            // SAFETY: `info` is the structure the class names, and its size is passed.
+            let ok = unsafe {
+                SetInformationJobObject(
+                    job.0,
+                    JobObjectExtendedLimitInformation,
+                    (&raw const info).cast(),
+                    u32::try_from(std::mem::size_of_val(&info)).unwrap_or(u32::MAX),
+                )
+            };
+            if ok == 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: both handles are open: the job's ours, the process's the `Child`'s.
+            let ok = unsafe { AssignProcessToJobObject(job.0, child.as_raw_handle() as HANDLE) };
+            if ok == 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(job)
+        }
+
+        /// Ends every process in the job.
+        pub(super) fn terminate(&self) {
+            // SAFETY: the handle is open until drop.
+            unsafe {
+                TerminateJobObject(self.0, 1);
+            }
+        }
+    }
+
+    impl Drop for Job {
+        fn drop(&mut self) {
+            // SAFETY: the handle is open and closed only here.
+            unsafe {
+                CloseHandle(self.0);
+            }
+        }
+    }
+}
 
 /// The last `max` bytes of `bytes` as text, cut at a character boundary.
 pub(crate) fn tail(bytes: &[u8], max: usize) -> String {

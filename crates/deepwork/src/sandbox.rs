@@ -48,7 +48,7 @@ impl Sandbox {
     /// When the folder does not exist or is not a folder.
     pub fn new(root: impl AsRef<Path>) -> io::Result<Sandbox> {
         let root = root.as_ref();
-        let canonical = dunce_canonicalize(root)?;
+        let canonical = canonical(root)?;
         if !canonical.is_dir() {
             return Err(io::Error::new(
                 io::ErrorKind::NotADirectory,
@@ -99,7 +99,7 @@ impl Sandbox {
                 _ => return Err(SandboxError::Escapes),
             }
         }
-        let resolved = match dunce_canonicalize(existing) {
+        let resolved = match canonical(existing) {
             Ok(p) => p,
             // A dangling symlink: where it points is unknown, refuse it.
             Err(_) => return Err(SandboxError::SymlinkEscape),
@@ -188,7 +188,7 @@ fn has_encoded_trick(raw: &str) -> bool {
 }
 
 /// `std::fs::canonicalize` without the `\\?\` prefix on Windows.
-fn dunce_canonicalize(path: &Path) -> io::Result<PathBuf> {
+pub(crate) fn canonical(path: &Path) -> io::Result<PathBuf> {
     let p = std::fs::canonicalize(path)?;
     #[cfg(windows)]
     {

@@ -8,7 +8,9 @@ use std::path::Path;
 use crate::index::Index;
 use crate::list::list;
 use crate::protocol::{RequestKind, parse};
-use crate::sandbox::{Sandbox, SandboxError};
+use crate::sandbox::Sandbox;
+#[cfg(unix)]
+use crate::sandbox::SandboxError;
 
 /// One check and its result.
 #[derive(Debug, Clone, PartialEq, Eq)]

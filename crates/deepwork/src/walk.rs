@@ -5,6 +5,12 @@
 //! outside a git repository), `.ignore` and our own `.deepworkignore` honoured, hidden files
 //! skipped, symlinks not followed. `.git/` anywhere and the top-level `backup/` are always
 //! left out, whatever the ignore files say.
+//!
+//! On Windows a link is not always visible as one: Wine shows a Unix symlink as the plain
+//! folder or file it points to, and a walk that trusts the entry's type would list, and FIND
+//! would read, what lies outside the project (issue 39). There every entry is also resolved and
+//! kept only when it resolves inside the root, the same line [`Sandbox::resolve`] holds for
+//! NEED and writes.
 
 use std::path::Path;
 use std::sync::Mutex;
@@ -25,6 +31,7 @@ pub(crate) const RULE_FILES: [&str; 4] = [".gitignore", ".ignore", IGNORE_FILE, 
 /// yielded and, for a folder, not entered).
 fn builder(root: &Path, also: impl Fn(&DirEntry) -> bool + Send + Sync + 'static) -> WalkBuilder {
     let mut b = WalkBuilder::new(root);
+    let inside = Inside::new(root);
     b.hidden(true)
         .git_ignore(true)
         .git_global(false)
@@ -35,7 +42,7 @@ fn builder(root: &Path, also: impl Fn(&DirEntry) -> bool + Send + Sync + 'static
         .follow_links(false)
         .add_custom_ignore_filename(IGNORE_FILE)
         .threads(0)
-        .filter_entry(move |e| keep(e) && also(e));
+        .filter_entry(move |e| keep(e) && inside.holds(e) && also(e));
     b
 }
 
@@ -43,6 +50,39 @@ fn keep(entry: &DirEntry) -> bool {
     let name = entry.file_name();
     !(name.eq_ignore_ascii_case(".git")
         || entry.depth() == 1 && name.eq_ignore_ascii_case(BACKUP_DIR))
+}
+
+/// Whether an entry, links resolved, is still inside the root. On Unix the walk already sees
+/// every link as one and never follows it, so nothing is resolved there.
+#[derive(Debug, Clone)]
+struct Inside {
+    #[cfg(windows)]
+    root: std::path::PathBuf,
+}
+
+impl Inside {
+    fn new(_root: &Path) -> Inside {
+        Inside {
+            // The sandbox's root is canonical already; resolve it again for a bare walk.
+            #[cfg(windows)]
+            root: crate::sandbox::canonical(_root).unwrap_or_else(|_| _root.to_path_buf()),
+        }
+    }
+
+    #[cfg(not(windows))]
+    fn holds(&self, _entry: &DirEntry) -> bool {
+        true
+    }
+
+    /// A symlink or junction Windows shows as one is not followed (`follow_links(false)`);
+    /// one it does not (Wine's view of a Unix symlink) is caught here by resolving the entry.
+    /// One resolution per entry: a cost only Windows pays, and the price of not reading
+    /// outside the project. An entry that cannot be resolved (a dangling link) is left out.
+    #[cfg(windows)]
+    fn holds(&self, entry: &DirEntry) -> bool {
+        entry.depth() == 0
+            || crate::sandbox::canonical(entry.path()).is_ok_and(|p| p.starts_with(&self.root))
+    }
 }
 
 /// What the walk hands a visitor: a folder (the root included, as `""`) or a regular file.
