@@ -217,6 +217,13 @@ async fn stop(pid: Option<u32>, child: &mut Child, grace: Duration) {
             return;
         }
     }
+    // No process groups off Unix: end the child itself, or the wait below would last as long
+    // as it does (its own children outlive it there; docs/conveyor.md says so).
+    #[cfg(not(unix))]
+    {
+        let _ = grace;
+        let _ = child.start_kill();
+    }
     kill_group(pid);
     let _ = child.wait().await;
 }

@@ -11,7 +11,10 @@
 
 use std::ffi::OsString;
 use std::io;
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+#[cfg(unix)]
+use std::net::Shutdown;
+use std::net::{SocketAddr, TcpListener, TcpStream};
+#[cfg(unix)]
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -72,7 +75,14 @@ fn accept(listener: &TcpListener, socket: &Path) {
     }
 }
 
+/// Off Unix there is no sandbox to bridge (see `sandbox::no_unix`).
+#[cfg(not(unix))]
+fn pipe(_tcp: TcpStream, _socket: &Path) -> io::Result<()> {
+    Err(super::no_unix::unsupported())
+}
+
 /// Copies both ways until both sides are done; each side's end of writing is passed on.
+#[cfg(unix)]
 fn pipe(tcp: TcpStream, socket: &Path) -> io::Result<()> {
     let unix = UnixStream::connect(socket)?;
     let (mut tcp_r, mut unix_w) = (tcp.try_clone()?, unix.try_clone()?);
@@ -93,7 +103,6 @@ fn pipe(tcp: TcpStream, socket: &Path) -> io::Result<()> {
 /// # Errors
 /// [`Error::Spawn`] when it cannot be started.
 pub fn run(command: &[OsString]) -> Result<i32> {
-    use std::os::unix::process::ExitStatusExt as _;
     let (program, args) = command
         .split_first()
         .ok_or_else(|| Error::Internal("the bridge was given an empty command".into()))?;
@@ -104,8 +113,12 @@ pub fn run(command: &[OsString]) -> Result<i32> {
             program: program.to_string_lossy().into_owned(),
             source,
         })?;
-    Ok(status
-        .code()
-        .or_else(|| status.signal().map(|s| 128 + s))
-        .unwrap_or(1))
+    #[cfg(unix)]
+    let code = {
+        use std::os::unix::process::ExitStatusExt as _;
+        status.code().or_else(|| status.signal().map(|s| 128 + s))
+    };
+    #[cfg(not(unix))]
+    let code = status.code();
+    Ok(code.unwrap_or(1))
 }

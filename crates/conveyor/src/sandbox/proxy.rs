@@ -30,7 +30,12 @@ use std::time::Duration;
 use conveyor_core::sandbox::head::{self, RequestHead, ResponseHead};
 use conveyor_core::sandbox::net::{self, Admission, Egress, Host, Target};
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::{TcpStream, UnixListener, UnixStream};
+use tokio::net::TcpStream;
+#[cfg(unix)]
+use tokio::net::{UnixListener, UnixStream};
+
+#[cfg(not(unix))]
+use super::no_unix::{UnixListener, UnixStream};
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
@@ -168,14 +173,19 @@ impl ApiForward {
 }
 
 fn bind(socket: &Path) -> Result<UnixListener> {
-    use std::os::unix::fs::FileTypeExt as _;
-    // Only a socket is replaced: a path that names anything else is the caller's mistake.
-    if std::fs::symlink_metadata(socket).is_ok_and(|m| m.file_type().is_socket()) {
-        std::fs::remove_file(socket).map_err(|e| Error::io(socket, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt as _;
+        // Only a socket is replaced: a path that names anything else is the caller's mistake.
+        if std::fs::symlink_metadata(socket).is_ok_and(|m| m.file_type().is_socket()) {
+            std::fs::remove_file(socket).map_err(|e| Error::io(socket, e))?;
+        }
     }
     UnixListener::bind(socket).map_err(|e| Error::io(socket, e))
 }
 
+// Off Unix the listener is a stand-in with nothing to close (see `sandbox::no_unix`).
+#[cfg_attr(not(unix), allow(clippy::drop_non_drop))]
 async fn accept_until<F, Fut>(
     listener: UnixListener,
     socket: &Path,
