@@ -52,20 +52,25 @@ fn keep(entry: &DirEntry) -> bool {
         || entry.depth() == 1 && name.eq_ignore_ascii_case(BACKUP_DIR))
 }
 
-/// Whether an entry, links resolved, is still inside the root. On Unix the walk already sees
-/// every link as one and never follows it, so nothing is resolved there.
+/// Whether an entry is reached without going through a link. On Unix the walk sees every link
+/// as one and never follows it, so nothing is resolved there.
 #[derive(Debug, Clone)]
 struct Inside {
     #[cfg(windows)]
     root: std::path::PathBuf,
+    #[cfg(windows)]
+    canonical_root: std::path::PathBuf,
 }
 
 impl Inside {
     fn new(_root: &Path) -> Inside {
         Inside {
+            #[cfg(windows)]
+            root: _root.to_path_buf(),
             // The sandbox's root is canonical already; resolve it again for a bare walk.
             #[cfg(windows)]
-            root: crate::sandbox::canonical(_root).unwrap_or_else(|_| _root.to_path_buf()),
+            canonical_root: crate::sandbox::canonical(_root)
+                .unwrap_or_else(|_| _root.to_path_buf()),
         }
     }
 
@@ -75,13 +80,20 @@ impl Inside {
     }
 
     /// A symlink or junction Windows shows as one is not followed (`follow_links(false)`);
-    /// one it does not (Wine's view of a Unix symlink) is caught here by resolving the entry.
-    /// One resolution per entry: a cost only Windows pays, and the price of not reading
-    /// outside the project. An entry that cannot be resolved (a dangling link) is left out.
+    /// one it does not (Wine's view of a Unix symlink) is caught here: the entry, resolved, must
+    /// be where the walk found it. That refuses a link out of the project, and also one to a
+    /// folder inside it (as on Unix), which would list files twice or, pointing at its own
+    /// parent, never end. One resolution per entry: a cost only Windows pays. An entry that
+    /// cannot be resolved (a dangling link) is left out.
     #[cfg(windows)]
     fn holds(&self, entry: &DirEntry) -> bool {
-        entry.depth() == 0
-            || crate::sandbox::canonical(entry.path()).is_ok_and(|p| p.starts_with(&self.root))
+        if entry.depth() == 0 {
+            return true;
+        }
+        let Ok(rel) = entry.path().strip_prefix(&self.root) else {
+            return false;
+        };
+        crate::sandbox::canonical(entry.path()).is_ok_and(|p| p == self.canonical_root.join(rel))
     }
 }
 

@@ -232,7 +232,7 @@ fn assert_lacks(hay: &str, needle: &str) {
 
 /// Issue 39: Wine shows a Unix symlink as the folder or file it points to. LIST, FIND and NEED
 /// must all refuse what lies outside the project, through a linked folder or a linked file, as
-/// they do on Linux. (A junction under Wine is such a symlink too; Wine 8's `mklink /J` cannot
+/// they do on Linux, and the walk follows no link inside either. (A junction under Wine is such a symlink too; Wine 8's `mklink /J` cannot
 /// make one, so none is made here.)
 #[test]
 #[ignore = "runs deepwork.exe under Wine: scripts/test-windows.sh"]
@@ -244,6 +244,9 @@ fn links_out_of_the_project_are_refused_by_every_request_kind() {
     std::os::unix::fs::symlink(&w.outside, w.root.join("linked")).unwrap();
     std::os::unix::fs::symlink(w.outside.join("secret.txt"), w.root.join("filelink.txt")).unwrap();
     std::os::unix::fs::symlink(&w.outside, w.root.join("src/nested")).unwrap();
+    // Links inside: not followed either, as on Linux (a loop back to the root would never end).
+    std::os::unix::fs::symlink(&w.root, w.root.join("src/loop")).unwrap();
+    std::os::unix::fs::symlink(w.root.join("src"), w.root.join("alias")).unwrap();
     w.answers(&[
         "=== LIST: **/* ===\n=== FIND: SECRET-TOKEN ===\n=== FIND: INSIDE ===\n=== NEED: linked/secret.txt, filelink.txt, src/nested/deeper/more.txt ===\n",
         "done",
