@@ -13,8 +13,9 @@ bridge=$(win_fixtures)
 cargo build --quiet --target "$WIN_TARGET" -p deepwork --bin deepwork
 exe="$(win_out debug)/deepwork.exe"
 
-# One wineserver for the whole suite (each test starts Wine several times), ended at the end.
-wineserver -p
+# One wineserver for the whole suite (each test starts Wine several times), ended at the end;
+# `-p` fails when one already serves this prefix, which is as good.
+wineserver -p 2>/dev/null || true
 trap 'wineserver -k 2>/dev/null || true' EXIT
 
 DEEPWORK_WINE_EXE="$(realpath "$exe")" DEEPWORK_WINE_BRIDGE="$(realpath "$bridge")" \
