@@ -80,9 +80,17 @@ const stat = (xs) => {
 };
 const st = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, stat(v)]));
 const f = (x) => x.toFixed(1);
+const pairs = (name) => times[name].map((t, i) => t / (times.rg[i] + times.fd[i]));
 console.log(`${dir}: FIND ${JSON.stringify(text)}, LIST **/${glob}; ${rounds} rounds after ${warmup} warm-up rounds, order rotating; ${os.loadavg()[0].toFixed(2)} load average at the end`);
 for (const [k, s] of Object.entries(st)) console.log(`${k.padEnd(6)} min ${f(s.min)} ms  median ${f(s.median)} ms  mean ${f(s.mean)} ms`);
 for (const m of ['min', 'median', 'mean']) {
   const both = st.rg[m] + st.fd[m];
   console.log(`${m.padEnd(6)} rg+fd ${f(both)} ms: early ${(st.early[m] / both).toFixed(2)}×, late ${(st.late[m] / both).toFixed(2)}×`);
+}
+for (const name of ['early', 'late']) {
+  const r = stat(pairs(name));
+  const s = [...pairs(name)].sort((a, b) => a - b);
+  console.log(
+    `paired ${name}: median of ${rounds} per-round ratios ${r.median.toFixed(2)}× (range ${s[0].toFixed(2)}–${s[s.length - 1].toFixed(2)})`,
+  );
 }
