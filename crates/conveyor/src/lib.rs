@@ -25,6 +25,8 @@ pub(crate) mod journal;
 pub mod judge;
 pub mod line;
 pub mod mcp;
+#[cfg(not(unix))]
+mod no_unix;
 pub(crate) mod notify;
 pub(crate) mod plan;
 pub mod preflight;

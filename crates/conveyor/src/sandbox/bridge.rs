@@ -75,7 +75,7 @@ fn accept(listener: &TcpListener, socket: &Path) {
     }
 }
 
-/// Off Unix there is no sandbox to bridge (see `sandbox::no_unix`).
+/// Off Unix there is no sandbox to bridge (see `crate::no_unix`).
 #[cfg(not(unix))]
 fn pipe(_tcp: TcpStream, _socket: &Path) -> io::Result<()> {
     Err(super::no_unix::unsupported())

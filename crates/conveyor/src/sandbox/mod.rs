@@ -20,36 +20,9 @@ pub mod wrap;
 
 pub use conveyor_core::sandbox::Egress;
 
-/// The sandbox is Linux's (bubblewrap, network namespaces, Unix sockets between them). pult
-/// embeds the daemon on Windows too, where the sandbox is `off` by default (the preflight
-/// warns): there these stand in for Unix sockets so the daemon compiles, and binding one fails
-/// with a clear error instead of a run going out unconfined.
+// Off Unix the Unix sockets are stand-ins (`crate::no_unix`), so the daemon compiles on Windows.
 #[cfg(not(unix))]
-mod no_unix {
-    use std::path::Path;
+use crate::no_unix;
 
-    /// Never connected: [`UnixListener::bind`] fails first.
-    pub(super) type UnixStream = tokio::net::TcpStream;
-
-    #[derive(Debug)]
-    pub(super) struct UnixListener;
-
-    impl UnixListener {
-        pub(super) fn bind(_socket: &Path) -> std::io::Result<UnixListener> {
-            Err(unsupported())
-        }
-
-        pub(super) async fn accept(&self) -> std::io::Result<(UnixStream, ())> {
-            std::future::pending().await
-        }
-    }
-
-    pub(super) fn unsupported() -> std::io::Error {
-        std::io::Error::new(
-            std::io::ErrorKind::Unsupported,
-            "the sandbox's network needs Linux (Unix sockets, bubblewrap); set sandbox = \"off\" here",
-        )
-    }
-}
 pub use proxy::{ApiForward, Proxy, ProxyBuilder, Refusal};
 pub use wrap::{Found, Sandbox, Setup};

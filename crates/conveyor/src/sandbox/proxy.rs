@@ -184,7 +184,7 @@ fn bind(socket: &Path) -> Result<UnixListener> {
     UnixListener::bind(socket).map_err(|e| Error::io(socket, e))
 }
 
-// Off Unix the listener is a stand-in with nothing to close (see `sandbox::no_unix`).
+// Off Unix the listener is a stand-in with nothing to close (see `crate::no_unix`).
 #[cfg_attr(not(unix), allow(clippy::drop_non_drop))]
 async fn accept_until<F, Fut>(
     listener: UnixListener,

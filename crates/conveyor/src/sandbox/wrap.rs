@@ -13,10 +13,14 @@ use conveyor_core::sandbox::{Egress, Forward, Mount, Plan, proxy_env, refused_wr
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
+#[cfg(not(unix))]
+use super::no_unix::UnixListener;
 use super::proxy::{ApiForward, ProxyBuilder};
 use crate::error::{Error, Result};
 use crate::git::refs::{self, Refs};
 use crate::state::Shared;
+#[cfg(unix)]
+use tokio::net::UnixListener;
 
 /// Something a run's sandbox refused it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -164,8 +168,7 @@ impl Sandbox {
         let telegram_socket = match (&s.telegram, &sh.cfg.telegram) {
             (Some(project), Some(config)) => {
                 let socket = sockets.join("telegram.sock");
-                let listener =
-                    tokio::net::UnixListener::bind(&socket).map_err(|e| Error::io(&socket, e))?;
+                let listener = UnixListener::bind(&socket).map_err(|e| Error::io(&socket, e))?;
                 let job = crate::telegram::serve::Job {
                     config: config.clone(),
                     project: project.clone(),

@@ -14,7 +14,12 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+#[cfg(unix)]
 use tokio::net::{UnixListener, UnixStream};
+// Off Unix (pult's embedded daemon on Windows) there is no sandbox to reach into: the socket
+// cannot be made, and the stand-ins say so (`crate::no_unix`).
+#[cfg(not(unix))]
+use crate::no_unix::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
 use super::{SCENARIO_DIR, Setup, TelegramError, check, render};
@@ -39,7 +44,7 @@ struct Request {
 }
 
 /// Serves the socket until `stop`; checks run one at a time.
-pub async fn serve(listener: UnixListener, job: Job, stop: CancellationToken) {
+pub(crate) async fn serve(listener: UnixListener, job: Job, stop: CancellationToken) {
     loop {
         let conn = tokio::select! {
             () = stop.cancelled() => return,
@@ -111,6 +116,7 @@ fn inside_scenarios(worktree: &Path, given: &Path) -> Result<PathBuf, TelegramEr
 ///
 /// # Errors
 /// The socket cannot be reached or the daemon closed it without an answer.
+#[cfg(unix)]
 pub async fn ask(socket: &Path, scenario: Option<&Path>) -> Result<(String, i32), TelegramError> {
     let io = |e: std::io::Error| TelegramError::Io {
         path: socket.to_path_buf(),
@@ -134,6 +140,18 @@ pub async fn ask(socket: &Path, scenario: Option<&Path>) -> Result<(String, i32)
     Err(TelegramError::Transport {
         what: format!("the daemon's Telegram socket {}", socket.display()),
         message: "closed without an answer".into(),
+    })
+}
+
+/// Off Unix there is no socket to ask through (see `crate::no_unix`).
+///
+/// # Errors
+/// Always: the check socket needs Linux.
+#[cfg(not(unix))]
+pub async fn ask(socket: &Path, _scenario: Option<&Path>) -> Result<(String, i32), TelegramError> {
+    Err(TelegramError::Io {
+        path: socket.to_path_buf(),
+        source: crate::no_unix::unsupported(),
     })
 }
 

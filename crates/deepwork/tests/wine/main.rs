@@ -9,7 +9,6 @@
 
 use std::ffi::OsString;
 use std::fs;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::mpsc;
@@ -165,6 +164,11 @@ fn run_wine(args: &[OsString], env: &[(&str, String)]) -> Out {
         .prefix("dw-wine-home")
         .tempdir()
         .unwrap();
+    // Output goes to files, not pipes: a Windows service Wine starts on the way (winedevice.exe,
+    // kept by a persistent wineserver) inherits the run's handles, and a pipe would then never
+    // reach its end; a file is read once deepwork.exe itself has ended.
+    let out_file = home.path().join("stdout");
+    let err_file = home.path().join("stderr");
     let mut cmd = Command::new("wine");
     cmd.arg(&exe)
         .args(args)
@@ -172,8 +176,8 @@ fn run_wine(args: &[OsString], env: &[(&str, String)]) -> Out {
         .env("APPDATA", win(&home.path().join("appdata")))
         .env("NO_COLOR", "1")
         .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .stdout(fs::File::create(&out_file).unwrap())
+        .stderr(fs::File::create(&err_file).unwrap());
     for k in [
         "http_proxy",
         "https_proxy",
@@ -189,18 +193,6 @@ fn run_wine(args: &[OsString], env: &[(&str, String)]) -> Out {
     }
     let start = Instant::now();
     let mut child = cmd.spawn().expect("start wine (is it installed?)");
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    let out_t = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let err_t = thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
     let (tx, rx) = mpsc::channel();
     let waiter = thread::spawn(move || {
         let status = child.wait();
@@ -212,10 +204,11 @@ fn run_wine(args: &[OsString], env: &[(&str, String)]) -> Out {
     }
     let status = waiter.join().unwrap().unwrap();
     let elapsed = start.elapsed();
+    let read = |p: &Path| String::from_utf8_lossy(&fs::read(p).unwrap()).into_owned();
     Out {
         code: status.code(),
-        stdout: out_t.join().unwrap(),
-        stderr: err_t.join().unwrap(),
+        stdout: read(&out_file),
+        stderr: read(&err_file),
         elapsed,
     }
 }
