@@ -8,7 +8,6 @@ use utoipa::ToSchema;
 
 use super::line::LineState;
 use super::review::QuestionStatus;
-use super::run::RunEvent;
 use super::step::StepState;
 
 named! {
@@ -26,9 +25,6 @@ named! {
         Deploy = "deploy",
         /// An outbox message was queued, sent or failed (`GET /api/outbox` for the items).
         Outbox = "outbox",
-        /// A run's log has new transcript events (`run` says which run and up to what `seq`;
-        /// `GET /api/runs/{id}/transcript?after=` reads them).
-        RunEvent = "run_event",
     }
 }
 
@@ -70,8 +66,7 @@ impl EventState {
             | EventKind::Budget
             | EventKind::Preflight
             | EventKind::Deploy
-            | EventKind::Outbox
-            | EventKind::RunEvent => None,
+            | EventKind::Outbox => None,
         }
     }
 }
@@ -109,10 +104,6 @@ pub struct Event {
     pub state: Option<EventState>,
     pub detail: Option<String>,
     pub at: String,
-    /// A `run_event`'s run and how far its transcript goes; absent from every other kind.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    #[ts(optional)]
-    pub run: Option<RunEvent>,
 }
 
 // Read by hand: the state name means something only with the kind (see `EventState`).
@@ -129,8 +120,6 @@ impl<'de> Deserialize<'de> for Event {
             state: Option<String>,
             detail: Option<String>,
             at: String,
-            #[serde(default)]
-            run: Option<RunEvent>,
         }
         let e = Sent::deserialize(d)?;
         let state = match e.state {
@@ -151,7 +140,6 @@ impl<'de> Deserialize<'de> for Event {
             state,
             detail: e.detail,
             at: e.at,
-            run: e.run,
         })
     }
 }
@@ -178,7 +166,6 @@ mod tests {
             state,
             detail: Some("d".into()),
             at: "2026-01-01T00:00:00Z".into(),
-            run: None,
         }
     }
 
@@ -200,10 +187,6 @@ mod tests {
             event(EventKind::Question, Some(QuestionStatus::Answered.into())),
             event(EventKind::Question, None),
             event(EventKind::Budget, None),
-            Event {
-                run: Some(RunEvent { run_id: 3, seq: 9 }),
-                ..event(EventKind::RunEvent, None)
-            },
         ] {
             let text = serde_json::to_string(&e).unwrap();
             assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), e, "{text}");

@@ -14,7 +14,6 @@ mod preflight;
 mod projects;
 mod queue;
 mod review;
-mod runs;
 mod state;
 
 use std::sync::Arc;
@@ -37,7 +36,6 @@ pub fn app(shared: Arc<Shared>) -> Router {
         .merge(projects::router())
         .merge(queue::router())
         .merge(lines::router())
-        .merge(runs::router())
         .merge(review::router())
         .merge(budget::router())
         .merge(events::router())
