@@ -16,7 +16,6 @@ mod outbox;
 mod preflight;
 mod project;
 mod review;
-mod run;
 mod step;
 
 pub use api::*;
@@ -30,5 +29,4 @@ pub use outbox::*;
 pub use preflight::*;
 pub use project::*;
 pub use review::*;
-pub use run::*;
 pub use step::*;
