@@ -277,24 +277,8 @@ impl UserClient {
     /// No session (run `conveyord telegram-login`), an expired one, no `kurigram`, a missing
     /// API id or hash file.
     pub async fn start(cfg: &TelegramConfig, out: &Path) -> Result<UserClient, TelegramError> {
-        let session_dir = cfg
-            .session_dir
-            .as_ref()
-            .ok_or(TelegramError::NotConfigured {
-                what: "[telegram] session_dir",
-            })?;
-        let id_file = cfg
-            .api_id_file
-            .as_ref()
-            .ok_or(TelegramError::NotConfigured {
-                what: "[telegram] api_id_file",
-            })?;
-        let hash_file = cfg
-            .api_hash_file
-            .as_ref()
-            .ok_or(TelegramError::NotConfigured {
-                what: "[telegram] api_hash_file",
-            })?;
+        let account = Account::of(cfg)?;
+        let session_dir = account.session_dir;
         let session = session_file(session_dir);
         if !session.is_file() {
             return Err(TelegramError::NoSession { path: session });
@@ -302,15 +286,7 @@ impl UserClient {
         let script = write_script(out, "user_client.py", USER_CLIENT_PY)?;
         let mut child = tokio::process::Command::new(&cfg.python)
             .arg(&script)
-            .arg("serve")
-            .arg("--session-dir")
-            .arg(session_dir)
-            .arg("--name")
-            .arg(USER_CLIENT_NAME)
-            .arg("--api-id-file")
-            .arg(id_file)
-            .arg("--api-hash-file")
-            .arg(hash_file)
+            .args(account.args("serve"))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -441,29 +417,51 @@ pub fn login(
     cfg: &TelegramConfig,
     scratch: &Path,
 ) -> Result<std::process::ExitStatus, TelegramError> {
-    let need = |v: &Option<PathBuf>, what: &'static str| {
-        v.clone().ok_or(TelegramError::NotConfigured { what })
-    };
-    let session_dir = need(&cfg.session_dir, "[telegram] session_dir")?;
-    let id_file = need(&cfg.api_id_file, "[telegram] api_id_file")?;
-    let hash_file = need(&cfg.api_hash_file, "[telegram] api_hash_file")?;
+    let account = Account::of(cfg)?;
     let script = write_script(scratch, "user_client.py", USER_CLIENT_PY)?;
     std::process::Command::new(&cfg.python)
         .arg(&script)
-        .arg("login")
-        .arg("--session-dir")
-        .arg(&session_dir)
-        .arg("--name")
-        .arg(USER_CLIENT_NAME)
-        .arg("--api-id-file")
-        .arg(&id_file)
-        .arg("--api-hash-file")
-        .arg(&hash_file)
+        .args(account.args("login"))
         .status()
         .map_err(|source| TelegramError::Spawn {
             program: cfg.python.display().to_string(),
             source,
         })
+}
+
+/// The test account's files, as `user_client.py` takes them in both its modes.
+struct Account<'a> {
+    session_dir: &'a Path,
+    id_file: &'a Path,
+    hash_file: &'a Path,
+}
+
+impl<'a> Account<'a> {
+    fn of(cfg: &'a TelegramConfig) -> Result<Account<'a>, TelegramError> {
+        let need = |v: &'a Option<PathBuf>, what: &'static str| {
+            v.as_deref().ok_or(TelegramError::NotConfigured { what })
+        };
+        Ok(Account {
+            session_dir: need(&cfg.session_dir, "[telegram] session_dir")?,
+            id_file: need(&cfg.api_id_file, "[telegram] api_id_file")?,
+            hash_file: need(&cfg.api_hash_file, "[telegram] api_hash_file")?,
+        })
+    }
+
+    /// `user_client.py <mode> --session-dir … --name … --api-id-file … --api-hash-file …`.
+    fn args(&self, mode: &str) -> Vec<std::ffi::OsString> {
+        vec![
+            mode.into(),
+            "--session-dir".into(),
+            self.session_dir.into(),
+            "--name".into(),
+            USER_CLIENT_NAME.into(),
+            "--api-id-file".into(),
+            self.id_file.into(),
+            "--api-hash-file".into(),
+            self.hash_file.into(),
+        ]
+    }
 }
 
 /// Writes a runner script beside the run's output (they are built into the binary).
