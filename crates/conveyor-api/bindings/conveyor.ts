@@ -546,6 +546,66 @@ export type ChannelStatus = { configured: boolean,
  */
 target: string | null, };
 
+export type RunOutcome = "running" | "finished" | "ok" | "red" | "failed" | "usage_limit" | "max_budget" | "session_in_use" | "no_conversation" | "fatal" | "interrupted" | "cancelled";
+
+export type Run = { id: number, step_n: number, 
+/**
+ * The step's kind: a judge's and a checking role's runs are told apart by it.
+ */
+kind: StepKind, attempt: number, 
+/**
+ * The session the run is in (the line's, or the step's own); null before it is known.
+ */
+session_id: string | null, started_at: string, ended_at: string | null, 
+/**
+ * Its own cost; 0 while it runs.
+ */
+cost_usd: number, outcome: RunOutcome, };
+
+export type TranscriptKind = "text" | "thinking" | "tool_use" | "tool_result" | "result" | "error";
+
+export type TranscriptEvent = { 
+/**
+ * 1-based, in the order of the log; `after=<seq>` reads the events past it.
+ */
+seq: number, 
+/**
+ * When the daemon read it (RFC 3339); the stream carries no times of its own.
+ */
+at: string | null, kind: TranscriptKind, 
+/**
+ * Text, thinking, a result's text or an error's message.
+ */
+text: string | null, 
+/**
+ * The tool of a call or of the call a result answers.
+ */
+tool: string | null, 
+/**
+ * The id that pairs a call with its result.
+ */
+tool_use_id: string | null, 
+/**
+ * A call's input, as the model gave it.
+ */
+input: unknown, 
+/**
+ * A result's text, cut to a bound with a mark when longer (see `output_bytes`).
+ */
+output: string | null, 
+/**
+ * The full size of a result's text in bytes, when `output` was cut.
+ */
+output_bytes: number | null, is_error: boolean, };
+
+export type Transcript = { events: Array<TranscriptEvent>, 
+/**
+ * The run has ended and every event of its log is in this answer or an earlier one.
+ */
+done: boolean, };
+
+export type RunEvent = { run_id: number, seq: number, };
+
 export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget" | "preflight" | "deploy" | "outbox";
 
 export type EventState = LineState | StepState | QuestionStatus;

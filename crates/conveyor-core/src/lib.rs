@@ -9,7 +9,7 @@
 //! - [`guard`]: what a shell command or a write does, and whether an agent may do it alone;
 //! - [`line`]: what a line needs next;
 //! - [`night`]: the hours in which nothing is sent to Anton; [`text`]: text as compared for
-//!   duplicates;
+//!   duplicates; [`transcript`]: a run's conversation as served, read from its stream-json;
 //! - [`sandbox`]: where an agent's run may connect, and how the daemon's proxy reads the
 //!   requests it is asked to pass;
 //! - [`telegram`]: a project's Telegram scenarios, as read from its files and judged step by
@@ -29,3 +29,4 @@ pub mod roles;
 pub mod sandbox;
 pub mod telegram;
 pub mod text;
+pub mod transcript;

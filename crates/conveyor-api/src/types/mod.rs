@@ -16,6 +16,7 @@ mod outbox;
 mod preflight;
 mod project;
 mod review;
+mod run;
 mod step;
 
 pub use api::*;
@@ -29,4 +30,5 @@ pub use outbox::*;
 pub use preflight::*;
 pub use project::*;
 pub use review::*;
+pub use run::*;
 pub use step::*;
