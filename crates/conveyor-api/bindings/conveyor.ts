@@ -606,7 +606,7 @@ done: boolean, };
 
 export type RunEvent = { run_id: number, seq: number, };
 
-export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget" | "preflight" | "deploy" | "outbox";
+export type EventKind = "project" | "line" | "step" | "journal" | "question" | "budget" | "preflight" | "deploy" | "outbox" | "run_event";
 
 export type EventState = LineState | StepState | QuestionStatus;
 
@@ -615,4 +615,8 @@ export type Event = { seq: number, kind: EventKind, line_id: string | null, proj
  * The new state of the line or step (or the question's new status), when the event is a
  * state change.
  */
-state: EventState | null, detail: string | null, at: string, };
+state: EventState | null, detail: string | null, at: string, 
+/**
+ * A `run_event`'s run and how far its transcript goes; absent from every other kind.
+ */
+run?: RunEvent, };

@@ -248,6 +248,23 @@ impl Client {
         self.get(&format!("/api/lines/{id}/diff")).await
     }
 
+    /// `GET /api/lines/{id}/runs`.
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn line_runs(&self, id: &str) -> Result<Vec<Run>, ClientError> {
+        self.get(&format!("/api/lines/{id}/runs")).await
+    }
+
+    /// `GET /api/runs/{id}/transcript?after=<after>`.
+    ///
+    /// # Errors
+    /// As [`Client::health`].
+    pub async fn transcript(&self, run_id: i64, after: u64) -> Result<Transcript, ClientError> {
+        self.get(&format!("/api/runs/{run_id}/transcript?after={after}"))
+            .await
+    }
+
     /// `PATCH /api/lines/{id}`.
     ///
     /// # Errors

@@ -103,6 +103,11 @@ impl Reader {
         }
     }
 
+    /// The last event's `seq` so far (0 before any).
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+
     /// The events of the whole lines of `text`, which continues where the last call's
     /// [`Parsed::whole`] ended; `at` stamps them (the stream carries no times of its own).
     /// Lines that are not JSON, and events that show nothing (`system`, rate limits), are

@@ -1,5 +1,6 @@
 //! Every state change is broadcast to the `GET /api/events` subscribers (server-sent events).
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use conveyor_api::{Event, EventKind, EventState};
@@ -7,11 +8,12 @@ use tokio::sync::broadcast;
 
 use crate::store::{now_ms, rfc3339};
 
-/// The broadcaster.
-#[derive(Debug)]
+/// The broadcaster. A clone sends on the same channel and numbering (a run's signal handler,
+/// which must own what it uses, holds one).
+#[derive(Debug, Clone)]
 pub struct Events {
     tx: broadcast::Sender<Event>,
-    seq: AtomicU64,
+    seq: Arc<AtomicU64>,
 }
 
 impl Events {
@@ -25,7 +27,7 @@ impl Default for Events {
     fn default() -> Self {
         Events {
             tx: broadcast::channel(1024).0,
-            seq: AtomicU64::new(0),
+            seq: Arc::new(AtomicU64::new(0)),
         }
     }
 }
@@ -39,6 +41,8 @@ pub struct EventBody {
     /// The new state, when the event is a state change.
     pub state: Option<EventState>,
     pub detail: Option<String>,
+    /// A `run_event`'s run and transcript position.
+    pub run: Option<conveyor_api::RunEvent>,
 }
 
 impl Events {
@@ -53,6 +57,7 @@ impl Events {
             state: body.state,
             detail: body.detail,
             at: rfc3339(now_ms()),
+            run: body.run,
         };
         let _ = self.tx.send(ev);
     }

@@ -8,6 +8,7 @@ use utoipa::ToSchema;
 
 use super::line::LineState;
 use super::review::QuestionStatus;
+use super::run::RunEvent;
 use super::step::StepState;
 
 named! {
@@ -25,6 +26,9 @@ named! {
         Deploy = "deploy",
         /// An outbox message was queued, sent or failed (`GET /api/outbox` for the items).
         Outbox = "outbox",
+        /// A run's log has new transcript events (`run` says which run and up to what `seq`;
+        /// `GET /api/runs/{id}/transcript?after=` reads them).
+        RunEvent = "run_event",
     }
 }
 
@@ -66,7 +70,8 @@ impl EventState {
             | EventKind::Budget
             | EventKind::Preflight
             | EventKind::Deploy
-            | EventKind::Outbox => None,
+            | EventKind::Outbox
+            | EventKind::RunEvent => None,
         }
     }
 }
@@ -104,6 +109,10 @@ pub struct Event {
     pub state: Option<EventState>,
     pub detail: Option<String>,
     pub at: String,
+    /// A `run_event`'s run and how far its transcript goes; absent from every other kind.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[ts(optional)]
+    pub run: Option<RunEvent>,
 }
 
 // Read by hand: the state name means something only with the kind (see `EventState`).
@@ -120,6 +129,8 @@ impl<'de> Deserialize<'de> for Event {
             state: Option<String>,
             detail: Option<String>,
             at: String,
+            #[serde(default)]
+            run: Option<RunEvent>,
         }
         let e = Sent::deserialize(d)?;
         let state = match e.state {
@@ -140,6 +151,7 @@ impl<'de> Deserialize<'de> for Event {
             state,
             detail: e.detail,
             at: e.at,
+            run: e.run,
         })
     }
 }
@@ -166,6 +178,7 @@ mod tests {
             state,
             detail: Some("d".into()),
             at: "2026-01-01T00:00:00Z".into(),
+            run: None,
         }
     }
 
@@ -187,6 +200,10 @@ mod tests {
             event(EventKind::Question, Some(QuestionStatus::Answered.into())),
             event(EventKind::Question, None),
             event(EventKind::Budget, None),
+            Event {
+                run: Some(RunEvent { run_id: 3, seq: 9 }),
+                ..event(EventKind::RunEvent, None)
+            },
         ] {
             let text = serde_json::to_string(&e).unwrap();
             assert_eq!(serde_json::from_str::<Event>(&text).unwrap(), e, "{text}");

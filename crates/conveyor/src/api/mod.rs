@@ -14,6 +14,7 @@ mod preflight;
 mod projects;
 mod queue;
 mod review;
+mod runs;
 mod state;
 
 use std::sync::Arc;
@@ -36,6 +37,7 @@ pub fn app(shared: Arc<Shared>) -> Router {
         .merge(projects::router())
         .merge(queue::router())
         .merge(lines::router())
+        .merge(runs::router())
         .merge(review::router())
         .merge(budget::router())
         .merge(events::router())

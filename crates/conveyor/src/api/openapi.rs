@@ -37,6 +37,8 @@ const BEARER: &str = "bearer";
         super::queue::create,
         super::lines::one,
         super::lines::diff,
+        super::runs::of_line,
+        super::runs::transcript,
         super::lines::patch,
         super::queue::reorder,
         super::lines::accept,
@@ -59,9 +61,10 @@ const BEARER: &str = "bearer";
 pub struct ApiDoc;
 
 /// The operations that take a line's id in their path.
-const ON_A_LINE: [&str; 6] = [
+const ON_A_LINE: [&str; 7] = [
     "get_line",
     "get_line_diff",
+    "get_line_runs",
     "patch_line",
     "accept_line",
     "send_remarks",

@@ -21,6 +21,9 @@ pub enum Signal {
     RateLimit(RateLimitInfo),
     /// The run's usage grew (an `assistant` event): its tokens so far, per model.
     Usage(std::collections::BTreeMap<String, crate::budget::Tokens>),
+    /// The run's log holds transcript events up to this `seq` (written and flushed, so a
+    /// reader of the log sees them).
+    Transcript(u64),
 }
 
 /// A boxed future for [`Signal`] handlers.
@@ -56,6 +59,11 @@ pub async fn run(
     let mut log = tokio::fs::File::create(&inv.log).await.ok();
     let mut lines = BufReader::new(stdout).lines();
     let mut meter = crate::budget::Meter::default();
+    // Numbers the log's transcript events as the API will, to say how far a watcher may read.
+    let mut transcript = conveyor_core::transcript::Reader::new(
+        conveyor_core::transcript::Secrets::default(),
+        usize::MAX,
+    );
     let deadline = tokio::time::sleep(inv.timeout);
     tokio::pin!(deadline);
     loop {
@@ -65,6 +73,13 @@ pub async fn run(
                 if let Some(f) = log.as_mut() {
                     let _ = f.write_all(line.as_bytes()).await;
                     let _ = f.write_all(b"\n").await;
+                    // Flushed line by line: the API reads this file while the run goes on.
+                    let _ = f.flush().await;
+                }
+                let before = transcript.seq();
+                transcript.read(&format!("{line}\n"), None);
+                if transcript.seq() > before && log.is_some() {
+                    on(Signal::Transcript(transcript.seq())).await;
                 }
                 let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else { continue };
                 if meter.feed(&v) {

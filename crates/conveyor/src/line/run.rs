@@ -32,13 +32,17 @@ pub(super) async fn run_agent(
     let db = sh.store.clone();
     let budget = sh.budget.clone();
     let clock = sh.clock.clone();
+    let events = sh.events.clone();
     let line_id = line.id.clone();
     let on = move |sig: claude::Signal| -> claude::SignalFuture {
         let db = db.clone();
         let budget = budget.clone();
+        let events = events.clone();
         let now = clock.now_ms();
         let line_id = line_id.clone();
-        Box::pin(async move { record_signal(&db, &budget, now, run_id, &line_id, sig).await })
+        Box::pin(async move {
+            record_signal(&db, &budget, &events, now, run_id, &line_id, sig).await;
+        })
     };
     let report = if sh.cfg.sandbox.mode == SandboxMode::Off {
         claude::run(inv, cancel, &on).await
@@ -301,10 +305,11 @@ async fn sort_denials(
 }
 
 /// Records what a run reports while it goes (pid, session start, rate-limit events, its live
-/// cost). A failure is logged: the run goes on.
+/// cost) and tells `/api/events` how far its transcript goes. A failure is logged: the run goes on.
 async fn record_signal(
     db: &store::Store,
     budget: &Budget,
+    events: &crate::events::Events,
     now_ms: i64,
     run_id: i64,
     line_id: &str,
@@ -316,6 +321,17 @@ async fn record_signal(
                 runs::set_pid(&mut *db.conn().await?, run_id, pid).await
             }
             claude::Signal::Init => runs::saw_init(&mut *db.conn().await?, run_id, line_id).await,
+            claude::Signal::Transcript(seq) => {
+                events.emit(
+                    conveyor_api::EventKind::RunEvent,
+                    crate::events::EventBody {
+                        line_id: Some(line_id.to_string()),
+                        run: Some(conveyor_api::RunEvent { run_id, seq }),
+                        ..Default::default()
+                    },
+                );
+                Ok(())
+            }
             claude::Signal::Usage(tokens) => {
                 budget.live.set(run_id, budget.prices.cost(&tokens));
                 Ok(())

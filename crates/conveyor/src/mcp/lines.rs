@@ -69,6 +69,30 @@ pub struct CancelLineArgs {
     pub line_id: String,
 }
 
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LastRunArgs {
+    /// The line's id, from list_lines or add_lines.
+    pub line_id: String,
+}
+
+/// How much of a tool's input or output `last_run` shows per call: the model reading it needs
+/// the gist, and a whole transcript would crowd its context.
+const LAST_RUN_CUT: usize = 400;
+
+/// A Rust-side cut at a character boundary, with an ellipsis when shortened.
+fn brief(s: &str) -> String {
+    let s = s.trim();
+    if s.len() <= LAST_RUN_CUT {
+        return s.to_string();
+    }
+    let mut end = LAST_RUN_CUT;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
 /// A PlanFix task number given as a string or as a bare number.
 fn string_or_number<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
     #[derive(Deserialize)]
@@ -277,6 +301,86 @@ returns the line and the queued lines' new order.",
             for l in &queued {
                 out.push_str(&describe(l, &names, false));
             }
+        }
+        ok(out)
+    }
+
+    #[tool(
+        description = "What a line's last run did: its step, kind, outcome and cost, then its \
+conversation in order (the agent's text, each tool call with its input and result, errors \
+marked, the CLI's result). Takes the line's id (list_lines, add_lines). Known secrets are hidden; \
+long inputs and outputs are shortened.",
+        annotations(
+            read_only_hint = true,
+            destructive_hint = false,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn last_run(&self, Parameters(a): Parameters<LastRunArgs>) -> CallToolResult {
+        let d = match self.daemon() {
+            Ok(d) => d,
+            Err(e) => return e,
+        };
+        let runs = match d.client.line_runs(&a.line_id).await {
+            Ok(r) => r,
+            Err(e) => return fail(line_error(d, &e, &a.line_id, "reading its runs")),
+        };
+        let Some(run) = runs.last() else {
+            return ok(format!("Line {} has not run yet.", a.line_id));
+        };
+        let t = match d.client.transcript(run.id, 0).await {
+            Ok(t) => t,
+            Err(e) => return fail(line_error(d, &e, &a.line_id, "reading its last run")),
+        };
+        let mut out = format!(
+            "Run {} of line {}: step {} ({}), attempt {}, {}, ${:.4}{}.\n",
+            run.id,
+            a.line_id,
+            run.step_n,
+            run.kind,
+            run.attempt,
+            run.outcome,
+            run.cost_usd,
+            if t.done { "" } else { ", still running" }
+        );
+        for e in &t.events {
+            use conveyor_api::TranscriptKind as K;
+            let mark = if e.is_error { " [error]" } else { "" };
+            let _ = match e.kind {
+                K::Text => writeln!(
+                    out,
+                    "{}. text: {}",
+                    e.seq,
+                    brief(e.text.as_deref().unwrap_or(""))
+                ),
+                K::Thinking => writeln!(out, "{}. (thinking)", e.seq),
+                K::ToolUse => writeln!(
+                    out,
+                    "{}. call {}: {}",
+                    e.seq,
+                    e.tool.as_deref().unwrap_or("?"),
+                    brief(
+                        &e.input
+                            .as_ref()
+                            .map(ToString::to_string)
+                            .unwrap_or_default()
+                    )
+                ),
+                K::ToolResult => writeln!(
+                    out,
+                    "{}. result of {}{mark}: {}",
+                    e.seq,
+                    e.tool.as_deref().unwrap_or("?"),
+                    brief(e.output.as_deref().unwrap_or(""))
+                ),
+                K::Result | K::Error => writeln!(
+                    out,
+                    "{}. end{mark}: {}",
+                    e.seq,
+                    brief(e.text.as_deref().unwrap_or(""))
+                ),
+            };
         }
         ok(out)
     }

@@ -257,6 +257,8 @@ async fn projects_and_lines_crud_with_stable_error_codes() {
         "/api/lines",
         "/api/lines/{id}",
         "/api/lines/{id}/accept",
+        "/api/lines/{id}/runs",
+        "/api/runs/{id}/transcript",
         "/api/events",
         "/api/questions/{id}/answer",
     ] {

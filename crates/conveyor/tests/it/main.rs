@@ -24,5 +24,6 @@ mod sandbox_red;
 mod storm;
 mod support;
 mod telegram;
+mod transcript;
 mod usage_limit;
 mod user_mode;

@@ -146,6 +146,7 @@ const TOOLS: &[(&str, &[&str])] = &[
     ("cancel_line", &["line_id"]),
     ("get_budget", &[]),
     ("last_night", &[]),
+    ("last_run", &["line_id"]),
     ("list_lines", &[]),
     ("list_projects", &[]),
     ("set_priority", &["line_id", "priority"]),

@@ -106,6 +106,9 @@ const TOUCHES: Record<Event['kind'], Resource[]> = {
   deploy: ['lines', 'detail'],
   // A message to the Catcher or PlanFix was queued, sent or failed: the settings' outbox.
   outbox: ['outbox'],
+  // A run's transcript grew: only a view following that run reads it (with `after=`); no
+  // list or page changes, so nothing is reloaded for it (they come many a second).
+  run_event: [],
 };
 
 /** The preflight's blocking items: the daemon's first (they stop every line), then each

@@ -1,0 +1,131 @@
+//! Watching a run: a line's runs and each run's conversation, read from its stream-json while
+//! the real CLI still writes it and after, paged with `after=`, with `run_event`s on
+//! `/api/events` and the daemon's token never in what is served.
+
+use conveyor_api::{EventKind, LineState, RunOutcome, StepKind, TranscriptKind};
+use serde_json::json;
+
+use crate::support::*;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_steps_conversation_is_served_in_order_and_the_token_never() {
+    let d = Daemon::builder()
+        .files(&[
+            ("README.md", "x\n"),
+            (".conveyor.toml", "regression = \"test -f done.txt\"\n"),
+        ])
+        .mock()
+        .start()
+        .await;
+    let line = d.line("watched", "write done.txt").await;
+    let (c, mock) = (d.client(), d.mock());
+    let mut events = c.events().await.unwrap();
+    let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "size": "xs", "checks": [{"cmd": "test -f done.txt"}]}]});
+    // The agent prints the daemon's token: it must never be served.
+    let mut echo = bash(&format!("echo the token is {TOKEN}"));
+    echo["say"] = json!("Looking **first**.");
+    let missing = json!({"tool": "Read", "input": {"file_path": "{{cwd}}/missing.txt"}});
+    let mut held = text("All done.");
+    held["hold"] = json!(true);
+    mock.script(
+        &line.session_id,
+        json!({
+            "1": [write_plan(&plan), text("planned")],
+            "2": [echo, missing, write("done.txt", "done\n"), held],
+        }),
+    )
+    .await;
+
+    use TranscriptKind::*;
+    let step2 = |runs: &[conveyor_api::Run]| runs.iter().find(|r| r.step_n == 2).cloned();
+    // While the last answer is held: the step's run shows its three calls and their results.
+    let (run, live) = wait_for(180, "the running step's tool calls", || async {
+        let runs = c.line_runs(&line.id).await.unwrap();
+        let run = step2(&runs)?;
+        let t = c.transcript(run.id, 0).await.unwrap();
+        (t.events.iter().filter(|e| e.kind == ToolResult).count() == 3).then_some((run, t))
+    })
+    .await;
+    assert_eq!(run.outcome, RunOutcome::Running);
+    assert_eq!(run.kind, StepKind::Executor);
+    assert_eq!(run.session_id.as_deref(), Some(line.session_id.as_str()));
+    assert!(!live.done, "the run goes on");
+    let kinds: Vec<_> = live.events.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [
+            Text, ToolUse, ToolResult, ToolUse, ToolResult, ToolUse, ToolResult
+        ],
+        "{live:?}"
+    );
+    let seqs: Vec<u64> = live.events.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, (1..=7).collect::<Vec<u64>>());
+    assert_eq!(live.events[0].text.as_deref(), Some("Looking **first**."));
+    let tools: Vec<_> = live
+        .events
+        .iter()
+        .map(|e| e.tool.as_deref().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        tools,
+        ["", "Bash", "Bash", "Read", "Read", "Write", "Write"]
+    );
+    // The failed Read is an error; the others are not.
+    let errors: Vec<_> = live.events.iter().map(|e| e.is_error).collect();
+    assert_eq!(
+        errors,
+        [false, false, false, false, true, false, false],
+        "{live:?}"
+    );
+    // The token is hidden in the call's input and in its output alike.
+    let served = serde_json::to_string(&live).unwrap();
+    assert!(!served.contains(TOKEN), "{served}");
+    assert!(
+        live.events[2]
+            .output
+            .as_deref()
+            .is_some_and(|o| o.contains("the token is [secret hidden]")),
+        "{live:?}"
+    );
+    // The runner said how far the transcript goes, on the event stream.
+    // Waited on with a bound, not slept: the event was sent before the transcript above was
+    // read, so it is already in the stream.
+    let seen = tokio::time::timeout(std::time::Duration::from_secs(60), async {
+        while let Some(ev) = events.next().await {
+            let ev = ev.unwrap();
+            if ev.kind == EventKind::RunEvent
+                && ev
+                    .run
+                    .as_ref()
+                    .is_some_and(|r| r.run_id == run.id && r.seq >= 7)
+            {
+                return true;
+            }
+        }
+        false
+    })
+    .await;
+    assert_eq!(seen, Ok(true), "no run_event up to the third result");
+
+    mock.release(&line.session_id).await;
+    wait_state(c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let runs = c.line_runs(&line.id).await.unwrap();
+    let run = step2(&runs).unwrap();
+    assert_ne!(run.outcome, RunOutcome::Running);
+    assert!(run.ended_at.is_some() && run.cost_usd > 0.0, "{run:?}");
+    assert_eq!(runs[0].step_n, 1, "oldest first: {runs:?}");
+    let all = c.transcript(run.id, 0).await.unwrap();
+    assert!(all.done);
+    assert_eq!(all.events[..7], live.events[..]);
+    let rest: Vec<_> = all.events[7..].iter().map(|e| e.kind).collect();
+    assert_eq!(rest, [Text, Result], "{all:?}");
+    assert_eq!(all.events[7].text.as_deref(), Some("All done."));
+    // Paged: past the seventh event, only what came after.
+    let page = c.transcript(run.id, 7).await.unwrap();
+    assert_eq!(page.events, all.events[7..]);
+    assert!(page.done);
+    let served = serde_json::to_string(&all).unwrap();
+    assert!(!served.contains(TOKEN), "{served}");
+    // An unknown run is a 404.
+    assert!(c.transcript(999_999, 0).await.is_err());
+}
