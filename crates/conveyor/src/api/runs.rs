@@ -99,7 +99,7 @@ async fn transcript(
 }
 
 /// Every secret the daemon holds: the API's token (inline or its file's), the Catcher's bot
-/// token, PlanFix's token. Read on each request, so a rotated token file is hidden too.
+/// token, PlanFix's token, the Telegram checks' API hash and test bot token. Read on each request, so a rotated token file is hidden too.
 pub(crate) async fn secrets(sh: &Shared) -> Secrets {
     let mut values: Vec<String> = sh.cfg.token.iter().cloned().collect();
     let files = sh
@@ -107,7 +107,12 @@ pub(crate) async fn secrets(sh: &Shared) -> Secrets {
         .token_file
         .iter()
         .chain(sh.cfg.catcher.as_ref().map(|c| &c.bot_token_file))
-        .chain(sh.cfg.planfix.as_ref().map(|p| &p.token_file));
+        .chain(sh.cfg.planfix.as_ref().map(|p| &p.token_file))
+        .chain(sh.cfg.telegram.iter().flat_map(|t| {
+            [&t.api_hash_file, &t.test_bot_token_file]
+                .into_iter()
+                .flatten()
+        }));
     for f in files {
         if let Ok(v) = tokio::fs::read_to_string(f).await {
             values.push(v);
