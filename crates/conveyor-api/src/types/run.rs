@@ -94,7 +94,7 @@ wire! {
         pub tool_use_id: Option<String>,
         /// A call's input, as the model gave it.
         #[ts(type = "unknown")]
-        #[cfg_attr(feature = "openapi", schema(value_type = Object))]
+        #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
         pub input: Option<serde_json::Value>,
         /// A result's text, cut to a bound with a mark when longer (see `output_bytes`).
         pub output: Option<String>,

@@ -74,6 +74,12 @@ impl From<axum::extract::rejection::QueryRejection> for ApiError {
     }
 }
 
+impl From<axum::extract::rejection::PathRejection> for ApiError {
+    fn from(e: axum::extract::rejection::PathRejection) -> ApiError {
+        ApiError::bad_request(e.body_text())
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         (

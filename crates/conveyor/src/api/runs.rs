@@ -41,7 +41,7 @@ struct RunId {
 #[into_params(parameter_in = Query)]
 struct After {
     /// Only the events past this `seq` (0, or none, for all).
-    after: Option<u64>,
+    after: Option<i64>,
 }
 
 /// A line's runs (every attempt of every step, a judge's and the checking roles' included),
@@ -67,12 +67,15 @@ async fn of_line(
 /// once the run has ended and every event is served.
 #[utoipa::path(get, operation_id = "get_run_transcript", path = "/api/runs/{id}/transcript",
     params(RunId, After),
-    responses((status = 200, body = Transcript), (status = 404, description = "`not_found`: no run has that id", body = ApiErrorBody)))]
+    responses((status = 200, body = Transcript), (status = 400, description = "`bad_request`: an id or an `after` that is not a whole number", body = ApiErrorBody), (status = 404, description = "`not_found`: no run has that id", body = ApiErrorBody)))]
 async fn transcript(
     State(st): State<AppState>,
-    Path(RunId { id }): Path<RunId>,
-    Query(After { after }): Query<After>,
+    p: Result<Path<RunId>, axum::extract::rejection::PathRejection>,
+    q: Result<Query<After>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<Transcript>, ApiError> {
+    // A malformed id or `after` is the API's own 400 body, as every other route's.
+    let Path(RunId { id }) = p?;
+    let Query(After { after }) = q?;
     let Some(r) = store::runs::view(&mut *st.store.conn().await?, id).await? else {
         return Err(ApiError::not_found(format!("no run {id}")));
     };
@@ -94,7 +97,7 @@ async fn transcript(
     let mut events = Reader::new(secrets(&st).await, OUTPUT_LIMIT)
         .read(&text, None)
         .events;
-    events.retain(|e| e.seq > after);
+    events.retain(|e| i64::try_from(e.seq).unwrap_or(i64::MAX) > after);
     Ok(Json(Transcript { events, done }))
 }
 

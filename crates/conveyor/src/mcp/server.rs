@@ -159,6 +159,6 @@ mod tests {
         assert_eq!(required("add_lines"), ["project_id", "lines"]);
         assert_eq!(required("set_priority"), ["line_id", "priority"]);
         assert!(required("list_lines").is_empty());
-        assert_eq!(tools.len(), 8);
+        assert_eq!(tools.len(), 9);
     }
 }

@@ -91,6 +91,41 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
     let question = d.client().review().await.unwrap().projects[0].decided[0]
         .id
         .clone();
+    // A run of that line with a short stream-json log, for its runs and its transcript.
+    let run_id = {
+        let data = shared.agent_dir(&asking.id);
+        let data = data.ancestors().nth(3).unwrap();
+        let log = data.join("seeded-run.jsonl");
+        std::fs::write(
+            &log,
+            "{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"hello\"}]}}\n",
+        )
+        .unwrap();
+        let url = format!("sqlite://{}", data.join("conveyor.db").display());
+        let mut c = <sqlx::SqliteConnection as sqlx::Connection>::connect(&url)
+            .await
+            .unwrap();
+        let step = "seeded-step";
+        sqlx::query(
+            "INSERT INTO steps (id, line_id, n, kind, title, task, state) VALUES (?, ?, 1, 'planner', 'plan', 'plan', 'done')",
+        )
+        .bind(step)
+        .bind(&asking.id)
+        .execute(&mut c)
+        .await
+        .unwrap();
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO runs (step_id, line_id, kind, attempt, resumed, started_at, outcome, estimate_usd, log_path)
+             VALUES (?, ?, 'planner', 1, 0, 0, 'finished', 0.1, ?) RETURNING id",
+        )
+        .bind(step)
+        .bind(&asking.id)
+        .bind(log.display().to_string())
+        .fetch_one(&mut c)
+        .await
+        .unwrap();
+        id
+    };
     let done = d.line("done", "a line awaiting acceptance").await;
     shared
         .set_line_state(&done.id, LineState::AwaitingAcceptance, None, None)
@@ -131,6 +166,7 @@ async fn the_api_keeps_to_its_document_under_a_fuzzer() {
         .env("CONVEYOR_PROJECT_ID", d.project().await)
         .env("CONVEYOR_QUESTION_ID", &question)
         .env("CONVEYOR_LINE_ID", &asking.id)
+        .env("CONVEYOR_RUN_ID", run_id.to_string())
         .env("CONVEYOR_AWAITING_LINE_ID", &done.id)
         .env("CONVEYOR_QUEUED_LINE_ID", &queued.id)
         .stdin(Stdio::null())
