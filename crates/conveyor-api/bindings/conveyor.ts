@@ -560,7 +560,13 @@ session_id: string | null, started_at: string, ended_at: string | null,
 /**
  * Its own cost; 0 while it runs.
  */
-cost_usd: number, outcome: RunOutcome, };
+cost_usd: number, outcome: RunOutcome, 
+/**
+ * The shell command that continues the run's session by hand on the daemon's machine
+ * (`cd <worktree> && claude --resume <session>`, as the agent's user and home when it
+ * has its own); null while the session or the worktree is not known.
+ */
+resume: string | null, };
 
 export type TranscriptKind = "text" | "thinking" | "tool_use" | "tool_result" | "result" | "error";
 
@@ -602,7 +608,17 @@ export type Transcript = { events: Array<TranscriptEvent>,
 /**
  * The run has ended and every event of its log is in this answer or an earlier one.
  */
-done: boolean, };
+done: boolean, 
+/**
+ * The tokens the run has used so far (each message's usage once, as the daemon meters
+ * a running step).
+ */
+tokens: Tokens, 
+/**
+ * What the run has cost so far: the CLI's own figure once it has ended, the daemon's
+ * live meter while it runs.
+ */
+cost_usd: number, };
 
 export type RunEvent = { run_id: number, seq: number, };
 

@@ -7,7 +7,7 @@ use ts_rs::TS;
 #[cfg(feature = "openapi")]
 use utoipa::ToSchema;
 
-use super::step::StepKind;
+use super::step::{StepKind, Tokens};
 
 named! {
     /// How a run ended, or that it has not.
@@ -56,6 +56,10 @@ wire! {
         /// Its own cost; 0 while it runs.
         pub cost_usd: f64,
         pub outcome: RunOutcome,
+        /// The shell command that continues the run's session by hand on the daemon's machine
+        /// (`cd <worktree> && claude --resume <session>`, as the agent's user and home when it
+        /// has its own); null while the session or the worktree is not known.
+        pub resume: Option<String>,
     }
 }
 
@@ -111,6 +115,12 @@ wire! {
         pub events: Vec<TranscriptEvent>,
         /// The run has ended and every event of its log is in this answer or an earlier one.
         pub done: bool,
+        /// The tokens the run has used so far (each message's usage once, as the daemon meters
+        /// a running step).
+        pub tokens: Tokens,
+        /// What the run has cost so far: the CLI's own figure once it has ended, the daemon's
+        /// live meter while it runs.
+        pub cost_usd: f64,
     }
 }
 

@@ -5,12 +5,14 @@
 use axum::extract::{Path, Query, State};
 use axum::routing::get;
 use axum::{Json, Router};
-use conveyor_api::{ApiErrorBody, Run, RunOutcome, Transcript};
+use conveyor_api::{ApiErrorBody, Run, RunOutcome, Tokens, Transcript};
 use conveyor_core::transcript::{OUTPUT_LIMIT, Reader, Secrets};
 use serde::Deserialize;
 
 use super::error::ApiError;
 use super::state::{ApiState, AppState};
+use crate::budget::Meter;
+use crate::claude::Resumer;
 use crate::state::Shared;
 use crate::store;
 
@@ -32,8 +34,9 @@ struct LineId {
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Path)]
 struct RunId {
-    /// The run's id, as `GET /api/lines/{id}/runs` gave it.
-    id: i64,
+    /// The run's id, as `GET /api/lines/{id}/runs` gave it. A string here, as every other id
+    /// in a path: it names a run, it is not a quantity (one that is not a run's is a 404).
+    id: String,
 }
 
 /// The query of `GET /api/runs/{id}/transcript`.
@@ -59,7 +62,25 @@ async fn of_line(
         return Err(ApiError::not_found(format!("no line {id}")));
     }
     let runs = store::runs::of_line(&mut *st.store.conn().await?, &id).await?;
-    Ok(Json(runs.into_iter().map(|r| r.run).collect()))
+    let env = st.agent_base_env();
+    let own_home = std::env::var("HOME").ok();
+    let resumer = Resumer {
+        claude_bin: &st.cfg.claude_bin,
+        user: st.agent_user.as_ref().map(|u| u.name.as_str()),
+        env: &env,
+        own_home: own_home.as_deref(),
+    };
+    Ok(Json(
+        runs.into_iter()
+            .map(|mut r| {
+                r.run.resume = match (&r.worktree, &r.run.session_id) {
+                    (Some(w), Some(s)) => Some(resumer.command(w, s)),
+                    _ => None,
+                };
+                r.run
+            })
+            .collect(),
+    ))
 }
 
 /// What a run's agent said and did, in order: text, thinking, tool calls and their results,
@@ -67,7 +88,7 @@ async fn of_line(
 /// once the run has ended and every event is served.
 #[utoipa::path(get, operation_id = "get_run_transcript", path = "/api/runs/{id}/transcript",
     params(RunId, After),
-    responses((status = 200, body = Transcript), (status = 400, description = "`bad_request`: an id or an `after` that is not a whole number", body = ApiErrorBody), (status = 404, description = "`not_found`: no run has that id", body = ApiErrorBody)))]
+    responses((status = 200, body = Transcript), (status = 400, description = "`bad_request`: an `after` that is not a whole number", body = ApiErrorBody), (status = 404, description = "`not_found`: no run has that id", body = ApiErrorBody)))]
 async fn transcript(
     State(st): State<AppState>,
     p: Result<Path<RunId>, axum::extract::rejection::PathRejection>,
@@ -76,8 +97,10 @@ async fn transcript(
     // A malformed id or `after` is the API's own 400 body, as every other route's.
     let Path(RunId { id }) = p?;
     let Query(After { after }) = q?;
-    let Some(r) = store::runs::view(&mut *st.store.conn().await?, id).await? else {
-        return Err(ApiError::not_found(format!("no run {id}")));
+    let no_run = || ApiError::not_found(format!("no run {id}"));
+    let run_id = id.parse::<i64>().map_err(|_| no_run())?;
+    let Some(r) = store::runs::view(&mut *st.store.conn().await?, run_id).await? else {
+        return Err(no_run());
     };
     // Read after the row: a run the row says ended has its whole log on disk by then.
     let done = r.run.outcome != RunOutcome::Running;
@@ -98,7 +121,32 @@ async fn transcript(
         .read(&text, None)
         .events;
     events.retain(|e| i64::try_from(e.seq).unwrap_or(i64::MAX) > after);
-    Ok(Json(Transcript { events, done }))
+    // So far: the same meter as the budget's live cost, over the whole lines written.
+    let mut meter = Meter::default();
+    for line in text.lines() {
+        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
+            meter.feed(&v);
+        }
+    }
+    let t = meter.total();
+    let tokens = Tokens {
+        input: t.input,
+        output: t.output,
+        cache_read: t.cache_read,
+        cache_write: t.cache_write,
+    };
+    // A run cut by a crash ended with no figure of the CLI's: the meter's is the only one.
+    let cost_usd = if done && r.run.cost_usd > 0.0 {
+        r.run.cost_usd
+    } else {
+        st.budget.prices.cost(&meter.tokens())
+    };
+    Ok(Json(Transcript {
+        events,
+        done,
+        tokens,
+        cost_usd,
+    }))
 }
 
 /// Every secret the daemon holds: the API's token (inline or its file's), the Catcher's bot

@@ -210,6 +210,13 @@ impl Meter {
         out
     }
 
+    /// Tokens over every message and model so far.
+    pub fn total(&self) -> Tokens {
+        self.messages
+            .values()
+            .fold(Tokens::default(), |a, m| a.add(m.tokens))
+    }
+
     /// Messages counted.
     pub fn messages(&self) -> usize {
         self.messages.len()

@@ -8,9 +8,11 @@ mod config;
 mod events;
 mod invocation;
 mod report;
+mod resume;
 mod run;
 
 pub use config::{broken_config, repair as repair_config};
 pub use invocation::{Invocation, Wrap};
 pub use report::{Report, Verdict};
+pub use resume::Resumer;
 pub use run::{Signal, SignalFuture, run};

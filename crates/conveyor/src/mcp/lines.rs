@@ -341,9 +341,12 @@ long inputs and outputs are shortened.",
             run.kind,
             run.attempt,
             run.outcome,
-            run.cost_usd,
-            if t.done { "" } else { ", still running" }
+            t.cost_usd,
+            if t.done { "" } else { " so far, still running" }
         );
+        if let Some(cmd) = &run.resume {
+            let _ = writeln!(out, "Continue its session by hand on the server: {cmd}");
+        }
         for e in &t.events {
             use conveyor_api::TranscriptKind as K;
             let mark = if e.is_error { " [error]" } else { "" };

@@ -49,7 +49,21 @@ async fn a_running_steps_conversation_is_served_in_order_and_the_token_never() {
     assert_eq!(run.outcome, RunOutcome::Running);
     assert_eq!(run.kind, StepKind::Executor);
     assert_eq!(run.session_id.as_deref(), Some(line.session_id.as_str()));
+    // The command that continues the session by hand: in the worktree, with the agent's home.
+    let resume = run.resume.clone().expect("a resume command");
+    let worktree = d.worktree(&line.id);
+    assert!(
+        resume.starts_with(&format!("cd {} && ", worktree.display()))
+            && resume.contains(&format!("HOME={} ", d.agent_home().display()))
+            && resume.ends_with(&format!(" --resume {}", line.session_id)),
+        "{resume}"
+    );
     assert!(!live.done, "the run goes on");
+    // Tokens and cost so far, metered from the messages written before the held answer.
+    assert!(
+        live.tokens.input > 0 && live.tokens.output > 0 && live.cost_usd > 0.0,
+        "{live:?}"
+    );
     let kinds: Vec<_> = live.events.iter().map(|e| e.kind).collect();
     assert_eq!(
         kinds,
@@ -116,6 +130,9 @@ async fn a_running_steps_conversation_is_served_in_order_and_the_token_never() {
     assert_eq!(runs[0].step_n, 1, "oldest first: {runs:?}");
     let all = c.transcript(run.id, 0).await.unwrap();
     assert!(all.done);
+    // Once it ended, the CLI's own figure; the tokens only grew.
+    assert_eq!(all.cost_usd, run.cost_usd);
+    assert!(all.tokens.output > live.tokens.output, "{all:?} {live:?}");
     assert_eq!(all.events[..7], live.events[..]);
     let rest: Vec<_> = all.events[7..].iter().map(|e| e.kind).collect();
     assert_eq!(rest, [Text, Result], "{all:?}");
@@ -126,6 +143,31 @@ async fn a_running_steps_conversation_is_served_in_order_and_the_token_never() {
     assert!(page.done);
     let served = serde_json::to_string(&all).unwrap();
     assert!(!served.contains(TOKEN), "{served}");
-    // An unknown run is a 404.
-    assert!(c.transcript(999_999, 0).await.is_err());
+    // An unknown run is a 404, and so is an id no run could have; an `after` that is no whole
+    // number is the API's 400, with its body.
+    let http = reqwest::Client::new();
+    let status = |path: String| {
+        let req = http
+            .get(format!("{}{path}", d.url()))
+            .bearer_auth(TOKEN)
+            .send();
+        async move {
+            let r = req.await.unwrap();
+            let code = r.status().as_u16();
+            let body: serde_json::Value = r.json().await.unwrap();
+            (code, body["code"].as_str().unwrap_or_default().to_string())
+        }
+    };
+    assert_eq!(
+        status("/api/runs/999999/transcript".into()).await,
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        status("/api/runs/abc/transcript".into()).await,
+        (404, "not_found".into())
+    );
+    assert_eq!(
+        status(format!("/api/runs/{}/transcript?after=x", run.id)).await,
+        (400, "bad_request".into())
+    );
 }

@@ -9,11 +9,13 @@ use super::*;
 pub struct RunView {
     pub run: conveyor_api::Run,
     pub log_path: Option<String>,
+    /// The line's worktree, where the run's CLI ran.
+    pub worktree: Option<String>,
 }
 
 const RUN_VIEW: &str = "SELECT runs.id, steps.n AS step_n, runs.kind, runs.attempt,
         COALESCE(steps.session_id, lines.session_id) AS session_id, runs.started_at,
-        runs.finished_at, runs.cost_usd, runs.outcome, runs.log_path
+        runs.finished_at, runs.cost_usd, runs.outcome, runs.log_path, lines.worktree
     FROM runs JOIN steps ON steps.id = runs.step_id JOIN lines ON lines.id = runs.line_id";
 
 fn run_view(r: &sqlx::sqlite::SqliteRow) -> std::result::Result<RunView, sqlx::Error> {
@@ -33,8 +35,11 @@ fn run_view(r: &sqlx::sqlite::SqliteRow) -> std::result::Result<RunView, sqlx::E
             // The two lists hold the same names (a test in this file holds them to it).
             outcome: conveyor_api::RunOutcome::parse(outcome.as_str())
                 .unwrap_or(conveyor_api::RunOutcome::Interrupted),
+            // The daemon's state knows how; the API handler fills it in.
+            resume: None,
         },
         log_path: r.try_get("log_path")?,
+        worktree: r.try_get("worktree")?,
     })
 }
 
