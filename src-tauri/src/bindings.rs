@@ -67,11 +67,13 @@ fn codes() -> String {
             values.join(", ")
         )
     }
-    use conveyor_api::{Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode};
+    use conveyor_api::{
+        Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode, RunOutcome,
+    };
     [
         "// Generated from the daemon's enums and constants by src-tauri/src/bindings.rs. Do not edit:\n\
          // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.\n\n\
-         import type { Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode } from './conveyor';\n\n"
+         import type { Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode, RunOutcome } from './conveyor';\n\n"
             .to_owned(),
         "/** Every `ReasonCode`: why a line waits or stopped. */\n".to_owned(),
         list("REASON_CODES", "ReasonCode", ReasonCode::ALL, ReasonCode::as_str),
@@ -85,6 +87,8 @@ fn codes() -> String {
         list("OUTBOX_KINDS", "OutboxKind", OutboxKind::ALL, OutboxKind::as_str),
         "/** Every `OutboxState`: where a message to Anton stands. */\n".to_owned(),
         list("OUTBOX_STATES", "OutboxState", OutboxState::ALL, OutboxState::as_str),
+        "/** Every `RunOutcome`: how a run of a step ended, or that it has not. */\n".to_owned(),
+        list("RUN_OUTCOMES", "RunOutcome", RunOutcome::ALL, RunOutcome::as_str),
         "/** Failed checking rounds in a row (`Line.rounds`) at which a line needs Anton. */\n"
             .to_owned(),
         format!(

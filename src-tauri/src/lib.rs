@@ -128,6 +128,8 @@ pub fn run_app<R: Runtime>(builder: tauri::Builder<R>) -> tauri::Builder<R> {
             commands::conveyor::conveyor_lines,
             commands::conveyor::conveyor_line,
             commands::conveyor::conveyor_line_diff,
+            commands::conveyor::conveyor_line_runs,
+            commands::conveyor::conveyor_transcript,
             commands::conveyor::conveyor_create_line,
             commands::conveyor::conveyor_set_priority,
             commands::conveyor::conveyor_reorder,

@@ -3,7 +3,7 @@
 
 use conveyor_api::{
     Answer, Budget, Decision, Level, Line, LineDetail, LineDiff, NewLine, NewProject, Outbox,
-    OutboxItem, Preflight, Project, Question, Review,
+    OutboxItem, Preflight, Project, Question, Review, Run, Transcript,
 };
 use tauri::{AppHandle, Runtime, State};
 use tauri_plugin_notification::NotificationExt as _;
@@ -63,6 +63,24 @@ pub async fn conveyor_line_diff(
     id: String,
 ) -> Result<LineDiff, AppError> {
     Ok(conveyor.client()?.line_diff(&id).await?)
+}
+
+#[tauri::command]
+pub async fn conveyor_line_runs(
+    conveyor: State<'_, Conveyor>,
+    id: String,
+) -> Result<Vec<Run>, AppError> {
+    Ok(conveyor.client()?.line_runs(&id).await?)
+}
+
+/// A page of a run's conversation after `after` (pult asks again on each `run_event`).
+#[tauri::command]
+pub async fn conveyor_transcript(
+    conveyor: State<'_, Conveyor>,
+    run_id: i64,
+    after: u64,
+) -> Result<Transcript, AppError> {
+    Ok(conveyor.client()?.transcript(run_id, after).await?)
 }
 
 #[tauri::command]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { i18n } from './i18n/index.svelte';
-import { when, whenSeconds } from './format';
+import { bytes, when, whenSeconds } from './format';
 
 describe('times', () => {
   it('to the second for health tries, to the minute otherwise; the text itself when it does not parse', () => {
@@ -12,5 +12,16 @@ describe('times', () => {
     expect(whenSeconds('garbage')).toBe('garbage');
     expect(whenSeconds(null)).toBe('—');
     i18n.lang = 'ru';
+  });
+});
+
+describe('sizes', () => {
+  it('bytes, then KB and MB with one decimal, in the current language', () => {
+    i18n.lang = 'en';
+    expect(bytes(999)).toBe('999 bytes');
+    expect(bytes(200_000)).toBe('195.3 KB');
+    expect(bytes(5 * 1024 * 1024)).toBe('5 MB');
+    i18n.lang = 'ru';
+    expect(bytes(200_000)).toBe('195,3 КБ');
   });
 });

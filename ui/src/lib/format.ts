@@ -17,6 +17,14 @@ export function duration(ms: number | null): string {
   return t('fmt.hours', { h: Math.floor(total / 3600), m: Math.floor((total % 3600) / 60) });
 }
 
+/** A size in bytes, KB (1024) or MB, one decimal above a thousand bytes. */
+export function bytes(n: number): string {
+  if (n < 1024) return t('fmt.bytes', { n });
+  const round = (x: number) => Math.round(x * 10) / 10;
+  if (n < 1024 * 1024) return t('fmt.kib', { n: round(n / 1024) });
+  return t('fmt.mib', { n: round(n / (1024 * 1024)) });
+}
+
 /** An RFC 3339 time as local date and time; the text itself when it does not parse. */
 export function when(iso: string | null): string {
   if (!iso) return '—';

@@ -43,6 +43,8 @@ import type {
   Project,
   Question,
   Review,
+  Run,
+  Transcript,
   ErrorCode as DaemonErrorCode,
 } from './generated/conveyor';
 
@@ -130,6 +132,11 @@ export const conveyor = {
   lines: () => call<Line[]>('conveyor_lines'),
   line: (id: string) => call<LineDetail>('conveyor_line', { id }),
   diff: (id: string) => call<LineDiff>('conveyor_line_diff', { id }),
+  /** The line's runs, oldest first. */
+  runs: (id: string) => call<Run[]>('conveyor_line_runs', { id }),
+  /** A run's conversation after `after` (a page; `done` once the run ended and none is left). */
+  transcript: (runId: number, after: number) =>
+    call<Transcript>('conveyor_transcript', { runId, after }),
   createLine: (line: NewLine) => call<Line>('conveyor_create_line', { line }),
   setPriority: (id: string, priority: number) =>
     call<Line>('conveyor_set_priority', { id, priority }),

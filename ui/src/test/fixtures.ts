@@ -21,9 +21,11 @@ import type {
   Refusal,
   Review,
   ReviewProject,
+  Run,
   RunningStep,
   Step,
   Tokens,
+  TranscriptEvent,
 } from '../lib/generated/conveyor';
 
 export const noTokens: Tokens = { input: 0, output: 0, cache_read: 0, cache_write: 0 };
@@ -328,5 +330,34 @@ export const budget = (over: Partial<Budget> = {}): Budget => ({
   misses: { total: 0, recent: 0, advice: null },
   park_until: null,
   last_rate_limit: null,
+  ...over,
+});
+
+export const run = (over: Partial<Run> = {}): Run => ({
+  id: 7,
+  step_n: 2,
+  kind: 'executor',
+  attempt: 1,
+  session_id: 'sess-1',
+  started_at: '2026-12-04T01:00:00Z',
+  ended_at: null,
+  cost_usd: 0,
+  outcome: 'running',
+  resume: "cd /srv/conveyor/worktrees/l1 && HOME=/var/lib/agent claude --resume sess-1",
+  ...over,
+});
+
+/** A transcript event of `kind`, numbered `seq`. */
+export const tev = (seq: number, kind: TranscriptEvent['kind'], over: Partial<TranscriptEvent> = {}): TranscriptEvent => ({
+  seq,
+  at: null,
+  kind,
+  text: null,
+  tool: null,
+  tool_use_id: null,
+  input: null,
+  output: null,
+  output_bytes: null,
+  is_error: false,
   ...over,
 });

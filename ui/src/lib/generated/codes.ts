@@ -1,7 +1,7 @@
 // Generated from the daemon's enums and constants by src-tauri/src/bindings.rs. Do not edit:
 // run `UPDATE_BINDINGS=1 cargo test -p pult bindings` after changing them.
 
-import type { Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode } from './conveyor';
+import type { Channel, ErrorCode, OutboxKind, OutboxState, PreflightCode, ReasonCode, RunOutcome } from './conveyor';
 
 /** Every `ReasonCode`: why a line waits or stopped. */
 export const REASON_CODES: readonly ReasonCode[] = ['cancelled', 'step_failed', 'agent_fatal', 'session_in_use', 'no_conversation', 'session_unusable', 'budget_cap', 'budget', 'usage_limit', 'budget_miss', 'preflight', 'gate_red', 'gate_failed', 'project_config', 'dirty_checkout', 'worktree', 'recovery', 'pending_judgement', 'waiting_answer', 'role_rework', 'no_ui_scenarios', 'no_test_evidence', 'rolled_back', 'deploy_red', 'external_down', 'hook_blocked', 'vault_closed', 'internal'];
@@ -15,5 +15,7 @@ export const OUTBOX_CHANNELS: readonly Channel[] = ['telegram', 'planfix'];
 export const OUTBOX_KINDS: readonly OutboxKind[] = ['question', 'ready', 'rolled_back', 'gate_failed', 'vault_closed', 'digest', 'edit', 'report', 'test'];
 /** Every `OutboxState`: where a message to Anton stands. */
 export const OUTBOX_STATES: readonly OutboxState[] = ['pending', 'sent', 'failed'];
+/** Every `RunOutcome`: how a run of a step ended, or that it has not. */
+export const RUN_OUTCOMES: readonly RunOutcome[] = ['running', 'finished', 'ok', 'red', 'failed', 'usage_limit', 'max_budget', 'session_in_use', 'no_conversation', 'fatal', 'interrupted', 'cancelled'];
 /** Failed checking rounds in a row (`Line.rounds`) at which a line needs Anton. */
 export const GATE_ROUNDS = 3;

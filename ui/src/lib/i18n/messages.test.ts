@@ -7,6 +7,7 @@ import {
   OUTBOX_CHANNELS,
   OUTBOX_KINDS,
   OUTBOX_STATES,
+  RUN_OUTCOMES,
   PREFLIGHT_CODES,
   REASON_CODES,
 } from '../generated/codes';
@@ -56,6 +57,7 @@ describe("the daemon's codes", () => {
     ['outbox.notConfigured', OUTBOX_CHANNELS],
     ['outbox.kind', OUTBOX_KINDS],
     ['outbox.state', OUTBOX_STATES],
+    ['runOutcome', RUN_OUTCOMES],
   ];
 
   it('come from the generated lists', () => {

@@ -23,6 +23,7 @@ import type {
   Project,
   Question,
   Review,
+  Run,
 } from '../generated/conveyor';
 import { noticeFor } from '../notify';
 import { inOrder } from '../order';
@@ -154,6 +155,11 @@ export class ConveyorStore {
   lineFilter = $state<LineFilter | null>(null);
   detail = $state<LineDetail | null>(null);
   diff = $state<LineDiff | null>(null);
+  /** The selected line's runs, oldest first (loaded with its detail). */
+  runs = $state<Run[] | null>(null);
+  /** How far each run's transcript goes, as the daemon's `run_event`s last said: an open
+   * conversation reads the rest when its run's number moves. */
+  runSeq = $state<Record<number, number>>({});
   /** Errors by key: `lines`, `projects`, `review`, `budget`, `detail`, `diff`, `preflight`,
    * `decisions`, `outbox` (loading), `line:<id>`, `question:<id>`, `project`, `line-add`,
    * `order`, `connect`, `preflight-check`, `outbox-test` (actions). */
@@ -220,6 +226,7 @@ export class ConveyorStore {
     const known = e.line_id ? this.lines.find((l) => l.id === e.line_id) : undefined;
     const notice = noticeFor(e, known && { title: known.title, state: known.state });
     if (notice) void api.notify(notice).catch(() => {});
+    if (e.run) this.runSeq[e.run.run_id] = Math.max(this.runSeq[e.run.run_id] ?? 0, e.run.seq);
     // The state is news once: a repeated event (or the refresh) does not notify again.
     if (known && e.kind === 'line' && e.state) known.state = e.state as LineState;
     for (const r of TOUCHES[e.kind] ?? []) {
@@ -327,6 +334,7 @@ export class ConveyorStore {
     await Promise.all([
       this.load('detail', () => api.line(id), (d) => current() && (this.detail = d)),
       this.load('diff', () => api.diff(id), (d) => current() && (this.diff = d)),
+      this.load('runs', () => api.runs(id), (r) => current() && (this.runs = r)),
     ]);
   }
 
@@ -335,8 +343,10 @@ export class ConveyorStore {
     this.selectedId = id;
     this.detail = null;
     this.diff = null;
+    this.runs = null;
     delete this.errors.detail;
     delete this.errors.diff;
+    delete this.errors.runs;
     if (id) await this.loadDetail(id);
   }
 

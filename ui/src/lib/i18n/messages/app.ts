@@ -28,6 +28,9 @@ export const ru = {
   'notify.noReason': 'остановилась',
 
   'fmt.seconds': '{s} с',
+  'fmt.bytes': '{n} байт',
+  'fmt.kib': '{n} КБ',
+  'fmt.mib': '{n} МБ',
   'fmt.minutes': '{m} мин {s} с',
   'fmt.hours': '{h} ч {m} мин',
 };
@@ -59,6 +62,9 @@ export const en: Record<keyof typeof ru, string> = {
   'notify.noReason': 'stopped',
 
   'fmt.seconds': '{s} s',
+  'fmt.bytes': '{n} bytes',
+  'fmt.kib': '{n} KB',
+  'fmt.mib': '{n} MB',
   'fmt.minutes': '{m} min {s} s',
   'fmt.hours': '{h} h {m} min',
 };

@@ -6,6 +6,7 @@ import * as app from './app';
 import * as deepwork from './deepwork';
 import * as lines from './lines';
 import * as lineDetail from './line-detail';
+import * as runs from './runs';
 import * as budget from './budget';
 import * as review from './review';
 import * as settings from './settings';
@@ -14,7 +15,7 @@ import * as outbox from './outbox';
 import * as reasons from './reasons';
 import * as errors from './errors';
 
-export const areas = { app, deepwork, lines, lineDetail, budget, review, settings, preflight, outbox, reasons, errors };
+export const areas = { app, deepwork, lines, lineDetail, runs, budget, review, settings, preflight, outbox, reasons, errors };
 
 export const languages = ['ru', 'en'] as const;
 export type Lang = (typeof languages)[number];
