@@ -27,9 +27,10 @@ apt_pkgs() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-# The system packages the desktop app needs to build (webkit2gtk) and to be tested headless.
+# The system packages the desktop app needs to build (webkit2gtk) and to be tested headless
+# (xclip reads what the app put on the X clipboard).
 TAURI_BUILD_PKGS=(libwebkit2gtk-4.1-dev libdbus-1-dev build-essential pkg-config libssl-dev file)
-TAURI_TEST_PKGS=(xvfb xauth webkit2gtk-driver)
+TAURI_TEST_PKGS=(xvfb xauth webkit2gtk-driver xclip)
 # What the conveyor daemon runs, in pult or alone: git, and bubblewrap, the sandbox of every
 # agent run (without it the preflight blocks every step; the packages depend on both).
 CONVEYOR_RUNTIME_PKGS=(git bubblewrap)
