@@ -171,3 +171,81 @@ async fn a_running_steps_conversation_is_served_in_order_and_the_token_never() {
         (400, "bad_request".into())
     );
 }
+
+/// A daemon killed with -9 while its agent wrote: the run's log ends in half a line (here made
+/// so by hand, as the writer leaves it, cut inside a character too). After the restart the run
+/// is interrupted and its conversation reads cleanly up to its last whole line, and the line
+/// goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_cut_by_kill_9_reads_cleanly_after_the_restart() {
+    let mut d = Daemon::builder()
+        .files(&[("README.md", "x\n")])
+        .mock()
+        .spawn()
+        .await;
+    let line = d.line("cut", "write done.txt").await;
+    let s = line.session_id.clone();
+    let plan = json!({"steps": [{"title": "done", "task": "write done.txt", "checks": [{"cmd": "test -f done.txt"}]}]});
+    d.mock()
+        .script(
+            &s,
+            json!({
+                "1": [write_plan(&plan), text("planned")],
+                "2.1": [bash("echo first try"), {"text": "x", "hold": true}],
+                "2": [write("done.txt", "done\n"), text("done")],
+            }),
+        )
+        .await;
+    let c = d.client().clone();
+    let (run, before) = wait_for(180, "the first executor run's call and result", || async {
+        let runs = c.line_runs(&line.id).await.ok()?;
+        let run = runs.iter().find(|r| r.step_n == 2)?.clone();
+        let t = c.transcript(run.id, 0).await.ok()?;
+        t.events
+            .iter()
+            .any(|e| e.kind == TranscriptKind::ToolResult)
+            .then_some((run, t))
+    })
+    .await;
+    d.kill9();
+    let dir = d.data().join("lines").join(&line.id);
+    let log = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("step-2-1-") && n.ends_with(".ndjson"))
+        })
+        .expect("the executor's log");
+    let mut cut =
+        br#"{"type":"assistant","message":{"id":"m9","content":[{"type":"text","text":"half a "#
+            .to_vec();
+    cut.extend_from_slice(&"é".as_bytes()[..1]);
+    let mut f = std::fs::OpenOptions::new().append(true).open(&log).unwrap();
+    std::io::Write::write_all(&mut f, &cut).unwrap();
+    drop(f);
+
+    d.restart().await;
+    let c = d.client().clone();
+    wait_state(&c, &line.id, LineState::AwaitingAcceptance, 180).await;
+    let runs = c.line_runs(&line.id).await.unwrap();
+    let first = runs.iter().find(|r| r.id == run.id).unwrap();
+    assert_ne!(first.outcome, RunOutcome::Running, "{runs:?}");
+    let after = c.transcript(run.id, 0).await.unwrap();
+    assert!(after.done, "{after:?}");
+    assert_eq!(
+        after.events, before.events,
+        "the whole lines, nothing of the cut one"
+    );
+    // The step's second attempt has a conversation of its own.
+    let second = runs
+        .iter()
+        .find(|r| r.step_n == 2 && r.attempt == 2)
+        .unwrap_or_else(|| panic!("a second attempt: {runs:?}"));
+    let t = c.transcript(second.id, 0).await.unwrap();
+    assert!(
+        t.done && t.events.iter().any(|e| e.tool.as_deref() == Some("Write")),
+        "{t:?}"
+    );
+}
