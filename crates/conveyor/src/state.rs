@@ -57,8 +57,11 @@ pub struct Shared {
     pub(crate) root_mode: RootMode,
     /// The last preflight, and one run at a time.
     preflight: PreflightHolder,
-    /// Whether the Telegram test account's session works, as the preflight last asked.
-    telegram_session: crate::telegram::SessionMemo,
+    /// Whether the Telegram test account's session works, as the preflight last asked (or a
+    /// check at night found).
+    pub(crate) telegram_session: Arc<crate::telegram::SessionMemo>,
+    /// The testers' Telegram checks that could not run for the account's sake, by run.
+    pub(crate) telegram_held: Arc<crate::telegram::serve::Held>,
 }
 
 #[derive(Debug, Default)]
@@ -107,7 +110,8 @@ impl Shared {
             root_mode,
             cfg,
             preflight: PreflightHolder::default(),
-            telegram_session: crate::telegram::SessionMemo::default(),
+            telegram_session: Arc::default(),
+            telegram_held: Arc::default(),
         }
     }
 

@@ -182,6 +182,35 @@ pub(super) async fn run(
         (&worktree, &checkpoint),
     )
     .await?;
+    // A Telegram check that could not run for the test account's sake (signed out between two
+    // preflights, kurigram gone): the tester's verdict says nothing of the line, and a fixer
+    // could not help. The step waits pending, as after an interruption, and the preflight,
+    // asked now, holds the project with the login command until the account works again. A
+    // step held so three times fails as any run does (a cause the preflight does not see).
+    if let Some(why) = sh.telegram_held.take(run_id) {
+        let reason = format!("the Telegram check could not run: {why}");
+        if sh.telegram_held.again(&step.id) <= 2 {
+            store::steps::roll_back(
+                &mut *sh.store.conn().await?,
+                &step.id,
+                StepState::Pending,
+                "the Telegram check could not run",
+                None,
+            )
+            .await?;
+            sh.set_step_state(
+                &line.id,
+                &step.id,
+                step.n,
+                StepState::Pending,
+                Some(&reason),
+            )
+            .await?;
+            sh.refresh_preflight().await?;
+            return Ok(Ended::Settled);
+        }
+        return Ok(Ended::Failed { run_id, reason });
+    }
     // A checker that kept trying what its role does not have is counted as a failed run, as
     // one without a verdict: its verdict is not taken, and it runs again within its step's
     // attempts (the judge's, the roles' own limits). Its denials stay on the line.

@@ -177,6 +177,9 @@ impl Sandbox {
                     out: absolute(&sh.cfg.data_dir)
                         .join("telegram")
                         .join(s.run_id.to_string()),
+                    run_id: s.run_id,
+                    held: sh.telegram_held.clone(),
+                    memo: sh.telegram_session.clone(),
                 };
                 served.spawn(crate::telegram::serve::serve(listener, job, stop.clone()));
                 Some(socket)

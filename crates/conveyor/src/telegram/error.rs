@@ -40,4 +40,24 @@ pub enum TelegramError {
     },
     #[error("{what}: {message}")]
     Transport { what: String, message: String },
+    #[error("the check's request: {message}")]
+    BadRequest { message: String },
+}
+
+impl TelegramError {
+    /// The check could not run for the machine's or the test account's sake (no config, no
+    /// session or one signed out, no kurigram, Telegram out of reach), not for anything in the
+    /// line's project: what a tester concludes from it is not the line's, and the line waits for
+    /// the preflight instead of going to a fixer who cannot help.
+    #[must_use]
+    pub fn is_the_accounts(&self) -> bool {
+        matches!(
+            self,
+            TelegramError::NotConfigured { .. }
+                | TelegramError::NoSession { .. }
+                | TelegramError::ExpiredSession { .. }
+                | TelegramError::Spawn { .. }
+                | TelegramError::Transport { .. }
+        )
+    }
 }

@@ -10,7 +10,9 @@
 //! project's `[telegram]` bots come from fresh main, never the line's branch (so a line cannot
 //! point the check at the production bot by editing its own `.conveyor.toml`).
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use serde::Deserialize;
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
@@ -22,7 +24,7 @@ use tokio::net::{UnixListener, UnixStream};
 use crate::no_unix::{UnixListener, UnixStream};
 use tokio_util::sync::CancellationToken;
 
-use super::{SCENARIO_DIR, Setup, TelegramError, check, render};
+use super::{SCENARIO_DIR, SessionMemo, Setup, TelegramError, check, render, session_file};
 use crate::config::{ProjectTelegram, TelegramConfig};
 
 /// What a tester's run may have the daemon check.
@@ -35,6 +37,41 @@ pub struct Job {
     pub worktree: PathBuf,
     /// Where screenshots are kept (outside the sandbox, with the run).
     pub out: PathBuf,
+    /// The run the checks are for.
+    pub run_id: i64,
+    /// Where a check that could not run for the account's sake is told.
+    pub held: Arc<Held>,
+    /// The preflight's memory of the session: a check that finds it signed out says so there.
+    pub memo: Arc<SessionMemo>,
+}
+
+/// The checks that could not run for the test account's or the machine's sake, by run, and how
+/// many times each step's run was held so: the line code takes them when the run ends. In
+/// memory: a restart ends every run, and the preflight then asks Telegram itself.
+#[derive(Debug, Default)]
+pub struct Held {
+    // std Mutex: never held across an await.
+    runs: Mutex<HashMap<i64, String>>,
+    steps: Mutex<HashMap<String, u32>>,
+}
+
+impl Held {
+    fn record(&self, run_id: i64, why: String) {
+        self.runs.lock().expect("held poisoned").insert(run_id, why);
+    }
+
+    /// Why a check of `run_id` could not run, if one could not (taken once).
+    pub fn take(&self, run_id: i64) -> Option<String> {
+        self.runs.lock().expect("held poisoned").remove(&run_id)
+    }
+
+    /// Counts one more held run of `step_id`; how many so far.
+    pub fn again(&self, step_id: &str) -> u32 {
+        let mut steps = self.steps.lock().expect("held poisoned");
+        let n = steps.entry(step_id.to_string()).or_default();
+        *n += 1;
+        *n
+    }
 }
 
 #[derive(Deserialize)]
@@ -66,6 +103,22 @@ async fn answer(stream: UnixStream, job: &Job) {
     }
     let (text, code) = match run(&line, job).await {
         Ok((text, pass)) => (text, i32::from(!pass)),
+        Err(e) if e.is_the_accounts() => {
+            if let TelegramError::ExpiredSession { detail, .. } = &e
+                && let Some(dir) = &job.config.session_dir
+            {
+                job.memo.signed_out(&session_file(dir), detail.clone());
+            }
+            job.held.record(job.run_id, e.to_string());
+            (
+                format!(
+                    "error: {e}\nThe check could not run, for the test account's sake, not the \
+                     line's: the line waits until it can. Say nothing of Telegram in your \
+                     verdict.\n"
+                ),
+                2,
+            )
+        }
         Err(e) => (format!("error: {e}\n"), 2),
     };
     let _ = write
@@ -75,8 +128,7 @@ async fn answer(stream: UnixStream, job: &Job) {
 }
 
 async fn run(line: &str, job: &Job) -> Result<(String, bool), TelegramError> {
-    let req: Request = serde_json::from_str(line).map_err(|e| TelegramError::Transport {
-        what: "the request".into(),
+    let req: Request = serde_json::from_str(line).map_err(|e| TelegramError::BadRequest {
         message: e.to_string(),
     })?;
     let only = req

@@ -85,6 +85,12 @@ impl SessionMemo {
 
     /// What Telegram says of the session at `session` (which exists), asked at most once per
     /// [`RECHECK`] unless the file changes. `out` is where the client's script is written.
+    /// A check at night found the session signed out: the preflight says so from now on,
+    /// without asking, until the session file changes (a new login).
+    pub fn signed_out(&self, session: &Path, detail: String) {
+        self.keep(session, Instant::now(), Verdict::SignedOut { detail });
+    }
+
     pub async fn verdict(&self, cfg: &TelegramConfig, session: &Path, out: &Path) -> Verdict {
         if let Some(v) = self.kept(session, Instant::now()) {
             return v;

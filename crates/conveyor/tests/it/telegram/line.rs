@@ -180,3 +180,161 @@ async fn a_line_whose_bot_answers_wrong_goes_back_with_the_finding_and_the_fix_p
         "{fixer:#?}"
     );
 }
+
+/// The test account signed out at night, between two preflights: the tester's check cannot
+/// run, and its verdict (here a rework it makes of the failure) is not the line's. No fixer
+/// runs; the tester's step waits, and the preflight, told by the check, holds the project with
+/// the login command. A new login clears it and the tester runs again. The client is the real
+/// `user_client.py` with the stand-in `pyrogram` (tests/fixtures/telegram/fake_pyrogram).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_signed_out_at_night_holds_the_line_until_a_new_login() {
+    use conveyor_api::{LineState, PreflightCode, PreflightLevel, ReasonCode, StepKind, StepState};
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let session_dir = dir.path().join("session");
+    std::fs::create_dir_all(&session_dir).unwrap();
+    let session = session_dir.join("conveyor_test.session");
+    // As long as "signed-out", so that turning into it leaves the file's size as it was.
+    std::fs::write(&session, "works-ok!!").unwrap();
+    let id_file = secret(dir.path(), "api-id", "12345");
+    let hash_file = secret(dir.path(), "api-hash", "0123456789abcdef");
+    let token_file = secret(dir.path(), "bot-token", BOT_TOKEN);
+    let python = dir.path().join("python");
+    std::fs::write(
+        &python,
+        format!(
+            "#!/bin/sh\nPYTHONPATH={:?} exec python3 \"$@\"\n",
+            repo_root()
+                .join("tests/fixtures/telegram/fake_pyrogram")
+                .display()
+                .to_string()
+        ),
+    )
+    .unwrap();
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let config = format!(
+        "[telegram]\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\ntest_bot_token_file = {:?}\npython = {:?}\n",
+        session_dir.display().to_string(),
+        id_file.display().to_string(),
+        hash_file.display().to_string(),
+        token_file.display().to_string(),
+        python.display().to_string()
+    );
+    let d = Daemon::builder()
+        .files(&[
+            ("a.txt", "a\n"),
+            (
+                ".conveyor.toml",
+                "[telegram]\ntest_bot = \"@shop_test_bot\"\nprod_bot = \"@shop_bot\"\n",
+            ),
+            (".conveyor/telegram/pay.toml", PAY),
+        ])
+        .config(&config)
+        .mock()
+        .start()
+        .await;
+    let (c, mock) = (d.client(), d.mock());
+    let l = d.line("pay", "the pay button answers Оплачено").await;
+    let blocking = |pre: &conveyor_api::Preflight| {
+        pre.items
+            .iter()
+            .filter(|i| i.level == PreflightLevel::Blocking)
+            .map(|i| i.message.clone())
+            .collect::<Vec<_>>()
+    };
+    let pre = c.preflight().await.unwrap();
+    assert!(blocking(&pre).is_empty(), "{pre:#?}");
+    mock.script(
+        &l.session_id,
+        serde_json::json!({
+            "1": [write_plan(&serde_json::json!({"level": "light", "steps": [
+                {"title": "pay", "task": "answer the pay button", "checks": [{"cmd": "test -f paid.txt"}]}
+            ]})), text("planned")],
+            "2": [write("paid.txt", "Оплачено ✅\n"), {"text": "written", "hold": true}],
+        }),
+    )
+    .await;
+    mock.script_line(
+        &l.id,
+        "tester",
+        serde_json::json!({
+            // A tester that takes the failure for the line's.
+            "3.1": [run_telegram_check(),
+                    verdict(&serde_json::json!({"verdict": "rework", "findings": [
+                        {"path": ".conveyor/telegram/pay.toml", "text": "the bot did not answer"}]})),
+                    text("sent back")],
+            "3": [bash("cat paid.txt"), verdict(&serde_json::json!({"verdict": "pass", "findings": []})), text("good")],
+        }),
+    )
+    .await;
+    // While the executor works, Telegram ends the session: the file's size and time stay, so
+    // the preflight's last answer still stands for it.
+    wait_for(120, "the executor held", || async {
+        mock.log()
+            .await
+            .iter()
+            .any(|e| e["step"] == 2 && e["held"] == true)
+            .then_some(())
+    })
+    .await;
+    let modified = std::fs::metadata(&session).unwrap().modified().unwrap();
+    std::fs::write(&session, "signed-out").unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&session)
+        .unwrap()
+        .set_modified(modified)
+        .unwrap();
+    assert!(blocking(&c.preflight().await.unwrap()).is_empty());
+    mock.release(&l.session_id).await;
+
+    // The tester's check could not run: the line waits on the preflight, no fixer.
+    let held = wait_for(180, "the line held by the preflight", || async {
+        let d = c.line(&l.id).await.ok()?;
+        (d.line.reason_code == Some(ReasonCode::Preflight)).then_some(d)
+    })
+    .await;
+    let steps = &held.line.steps;
+    assert!(
+        !steps.iter().any(|s| s.kind == StepKind::Fixer),
+        "no fixer: {steps:#?}"
+    );
+    let tester = steps.iter().find(|s| s.kind == StepKind::Tester).unwrap();
+    assert_eq!(tester.state, StepState::Pending, "{steps:#?}");
+    assert!(
+        tester
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("the Telegram check could not run")
+                && e.contains("AUTH_KEY_UNREGISTERED")),
+        "{tester:#?}"
+    );
+    let pre = c.preflight().await.unwrap();
+    let session_item = pre
+        .items
+        .iter()
+        .find(|i| i.code == PreflightCode::Telegram && i.message.contains("session"))
+        .unwrap();
+    assert_eq!(session_item.level, PreflightLevel::Blocking, "{pre:#?}");
+    assert!(
+        session_item
+            .fix
+            .as_deref()
+            .is_some_and(|f| f.contains("conveyord telegram-login")),
+        "{session_item:#?}"
+    );
+
+    // A new login (another file): the preflight asks again, clears, and the tester runs again.
+    std::fs::write(&session, "a renewed session").unwrap();
+    assert!(blocking(&c.preflight().await.unwrap()).is_empty());
+    let done = wait_state(c, &l.id, LineState::AwaitingAcceptance, 180).await;
+    let kinds: Vec<_> = done.line.steps.iter().map(|s| s.kind).collect();
+    assert_eq!(
+        kinds,
+        [StepKind::Planner, StepKind::Executor, StepKind::Tester],
+        "{:#?}",
+        done.line.steps
+    );
+}
