@@ -7,7 +7,11 @@
 //
 //   node scripts/bench/whole-run-ab.mjs --deepwork target/release/deepwork \
 //        [--dir ~/.cargo/registry/src] [--text 'unsafe impl Send for'] [--glob '*.rs'] \
-//        [--rounds 15] [--warmup 2]
+//        [--rounds 15] [--warmup 2] [--baseline OLD_DEEPWORK]
+//
+// `--baseline` adds a fifth command, another deepwork binary (say, the previous commit's) with
+// the bridges started early, so that a change is measured against what it replaces in the
+// same rounds: on a shared machine, two benchmark runs minutes apart see different loads.
 //
 // The run is the benchmark's (scripts/bench-deepwork.sh): the fake bridge's first answer asks
 // for a FIND and a LIST, its second for nothing.
@@ -25,12 +29,13 @@ const opt = (name, dflt) => {
 };
 const deepwork = opt('deepwork');
 if (!deepwork) {
-  console.error('usage: node whole-run-ab.mjs --deepwork PATH [--dir D] [--text T] [--glob G] [--rounds N] [--warmup N]');
+  console.error('usage: node whole-run-ab.mjs --deepwork PATH [--dir D] [--text T] [--glob G] [--rounds N] [--warmup N] [--baseline PATH]');
   process.exit(2);
 }
 const dir = path.resolve(opt('dir', path.join(os.homedir(), '.cargo/registry/src')));
 const text = opt('text', 'unsafe impl Send for');
 const glob = opt('glob', '*.rs');
+const baseline = opt('baseline');
 const rounds = Number(opt('rounds', 15));
 const warmup = Number(opt('warmup', 2));
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -55,7 +60,9 @@ const commands = [
   ['rg', rg, ['-F', '-n', text]],
   ['fd', fd, ['--type', 'f', '-g', glob]],
 ];
+if (baseline) commands.push(['base', path.resolve(baseline), ['--config', config('base.json', {}), '--dir', dir, 'Where is it?']]);
 
+const loadStart = os.loadavg()[0];
 const times = Object.fromEntries(commands.map(([name]) => [name, []]));
 for (let r = -warmup; r < rounds; r++) {
   for (let k = 0; k < commands.length; k++) {
@@ -81,16 +88,23 @@ const stat = (xs) => {
 const st = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, stat(v)]));
 const f = (x) => x.toFixed(1);
 const pairs = (name) => times[name].map((t, i) => t / (times.rg[i] + times.fd[i]));
-console.log(`${dir}: FIND ${JSON.stringify(text)}, LIST **/${glob}; ${rounds} rounds after ${warmup} warm-up rounds, order rotating; ${os.loadavg()[0].toFixed(2)} load average at the end`);
+console.log(`${dir}: FIND ${JSON.stringify(text)}, LIST **/${glob}; ${rounds} rounds after ${warmup} warm-up rounds, order rotating; load average ${loadStart.toFixed(2)} at the start, ${os.loadavg()[0].toFixed(2)} at the end`);
 for (const [k, s] of Object.entries(st)) console.log(`${k.padEnd(6)} min ${f(s.min)} ms  median ${f(s.median)} ms  mean ${f(s.mean)} ms`);
 for (const m of ['min', 'median', 'mean']) {
   const both = st.rg[m] + st.fd[m];
-  console.log(`${m.padEnd(6)} rg+fd ${f(both)} ms: early ${(st.early[m] / both).toFixed(2)}×, late ${(st.late[m] / both).toFixed(2)}×`);
+  const base = baseline ? `, base ${(st.base[m] / both).toFixed(2)}×` : '';
+  console.log(`${m.padEnd(6)} rg+fd ${f(both)} ms: early ${(st.early[m] / both).toFixed(2)}×, late ${(st.late[m] / both).toFixed(2)}×${base}`);
 }
-for (const name of ['early', 'late']) {
+for (const name of baseline ? ['early', 'late', 'base'] : ['early', 'late']) {
   const r = stat(pairs(name));
   const s = [...pairs(name)].sort((a, b) => a - b);
   console.log(
     `paired ${name}: median of ${rounds} per-round ratios ${r.median.toFixed(2)}× (range ${s[0].toFixed(2)}–${s[s.length - 1].toFixed(2)})`,
   );
+}
+if (baseline) {
+  const ratios = times.early.map((t, i) => t / times.base[i]);
+  const r = stat(ratios);
+  const s = [...ratios].sort((a, b) => a - b);
+  console.log(`paired early / base: median of ${rounds} per-round ratios ${r.median.toFixed(2)}× (range ${s[0].toFixed(2)}–${s[s.length - 1].toFixed(2)})`);
 }

@@ -178,17 +178,17 @@ pub fn watch(
     Ok(watcher)
 }
 
-/// Brings the open folder's index up to date after the watcher saw `paths` change (only the
-/// folders that changed are listed again), and the tree's listings with it when the files
-/// changed; returns the file count.
+/// Brings the open folder's index up to date after the watcher saw a change (only the folders
+/// that changed are listed again: the index holds paths alone, so which files the watcher
+/// named does not matter), and the tree's listings with it when the files changed; returns the
+/// file count.
 pub fn refresh(
     index: &std::sync::Mutex<deepwork::Index>,
     tree: &std::sync::RwLock<std::sync::Arc<FolderIndex>>,
-    paths: &[PathBuf],
 ) -> u32 {
     let listings = {
         let mut index = crate::sync::lock(index);
-        if !index.refresh_paths(paths).changed() {
+        if !index.refresh().changed() {
             return u32::try_from(index.len()).unwrap_or(u32::MAX);
         }
         FolderIndex::of(&index)
@@ -270,7 +270,7 @@ mod tests {
         std::fs::write(d.path().join("old.txt"), "x").unwrap();
         let sandbox = deepwork::Sandbox::new(d.path()).unwrap();
         let root = sandbox.root().to_path_buf();
-        let index = deepwork::Index::build(&sandbox);
+        let index = deepwork::Index::walk(&sandbox);
         let tree = std::sync::RwLock::new(std::sync::Arc::new(FolderIndex::of(&index)));
         let index = std::sync::Mutex::new(index);
         let (tx, rx) = mpsc::channel();
@@ -283,7 +283,7 @@ mod tests {
             .recv_timeout(Duration::from_secs(10))
             .expect("no change reported");
         assert!(paths.contains(&root.join("new.txt")), "{paths:?}");
-        assert_eq!(refresh(&index, &tree, &paths), 2);
+        assert_eq!(refresh(&index, &tree), 2);
         let names: Vec<String> = tree
             .read()
             .unwrap()

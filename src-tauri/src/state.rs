@@ -27,7 +27,7 @@ pub struct Paths {
 pub struct OpenFolder {
     /// The folder as a sandbox.
     pub sandbox: Sandbox,
-    /// Its files with sizes and times: the one walk of the folder, kept fresh by the watcher
+    /// Its files: the one walk of the folder, kept fresh by the watcher
     /// and handed to every deepwork run on it (which checks it again before each step).
     /// A std mutex: a run holds it only while a step's tools read it, never across an await.
     pub index: Mutex<Index>,

@@ -6,8 +6,7 @@
 //! tool find <TEXT> --dir <D>       every hit, uncapped, as path:line: text (index, then FIND)
 //! tool list <GLOB> --dir <D>       every matching path, uncapped (index, then LIST)
 //!
-//! find, list and tree build the index of paths alone (`Index::walk`): a run stats the
-//! files while the model thinks, off the path from question to answer.
+//! find, list and tree build the index (`Index::walk`, paths alone) and answer from it.
 //! tool tree --dir <D>              the capped tree of the first message (paths-only index, then tree)
 //! tool walk --dir <D>              every file the bare walk yields
 //! tool index --dir <D>             the index: files, heap size, build and check times
@@ -59,7 +58,7 @@ fn main() -> anyhow::Result<()> {
             }
         }
         Some("tree") => {
-            // As a run's first step: the paths alone, the sizes come later.
+            // As a run's first step.
             let index = Index::walk(&sb);
             out.write_all(deepwork::render_tree(index.paths(), Limits::default().tree).as_bytes())?;
         }
@@ -112,7 +111,7 @@ fn rss_kb() -> Option<u64> {
 fn bench_index(sb: &Sandbox, out: &mut impl Write) -> anyhow::Result<()> {
     let before = rss_kb();
     let start = Instant::now();
-    let mut index = Index::build(sb);
+    let mut index = Index::walk(sb);
     let build = start.elapsed();
     let after = rss_kb();
     let mut checks: Vec<Duration> = (0..5)
@@ -146,7 +145,7 @@ fn bench_loop(
     live: bool,
     out: &mut impl Write,
 ) -> anyhow::Result<()> {
-    let files = Index::build(sb);
+    let files = Index::walk(sb);
     let rs: Vec<&str> = files
         .paths()
         .filter(|f| f.ends_with(".rs"))
@@ -167,7 +166,7 @@ fn bench_loop(
     answers.push("The answer.".into());
     let prompts = Prompts::default();
     // pult's case: the folder's index is already live when the run starts.
-    let shared = live.then(|| Mutex::new(Index::build(sb)));
+    let shared = live.then(|| Mutex::new(Index::walk(sb)));
     let lp = Loop {
         sandbox: sb,
         prompts: &prompts,

@@ -60,7 +60,7 @@ pub fn find(index: &Index, needle: &str, limit: usize) -> Found {
     // long, and handing out a chunk is one atomic add.
     let per_file = par::par_map(index.files(), 8, Scratch::default, |s, _, f| {
         index::full_path_into(root, &f.path, &mut s.path);
-        let len = par::read_into(&s.path, f.size, &mut s.buf).ok()?;
+        let len = par::read_into(&s.path, &mut s.buf).ok()?;
         let data = &s.buf[..len];
         // Most files do not hold the text: look for it first, and for the NUL that makes a
         // file binary only in the files that do (one pass over most files instead of two).
@@ -132,7 +132,7 @@ mod tests {
     use crate::sandbox::project;
 
     fn find(sb: &crate::Sandbox, needle: &str, limit: usize) -> Found {
-        super::find(&Index::build(sb), needle, limit)
+        super::find(&Index::walk(sb), needle, limit)
     }
 
     #[test]

@@ -79,7 +79,7 @@ mod tests {
     fn project(paths: &[&str]) -> (tempfile::TempDir, Index) {
         let files: Vec<(&str, &[u8])> = paths.iter().map(|p| (*p, b"x".as_slice())).collect();
         let (d, sb) = crate::sandbox::project(&files);
-        (d, Index::build(&sb))
+        (d, Index::walk(&sb))
     }
 
     #[test]

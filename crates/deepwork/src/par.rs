@@ -63,24 +63,24 @@ where
     all
 }
 
+/// What a thread's read buffer starts at: most source files fit, so they take one read and a
+/// second that sees the end.
+const FIRST_BUF: usize = 64 * 1024;
+
 /// Reads a whole file into `buf` (kept by the caller across files, so it is allocated once
-/// per thread, not per file) and returns its length. `size_hint` (the index's size) lets one
-/// read fill it and a second see the end; std's `read_to_end` would first ask the file for
-/// its size and position, two more system calls per file.
-pub(crate) fn read_into(path: &Path, size_hint: u64, buf: &mut Vec<u8>) -> std::io::Result<usize> {
+/// per thread and grows to the largest file, not per file) and returns its length. Without
+/// asking the file its size: std's `read_to_end` would (a `statx` per file), and the index
+/// holds no sizes (see `index::files`). A file that grew or shrank since the walk is read as
+/// it is now; the bytes past the returned length are another file's and must not be looked at.
+pub(crate) fn read_into(path: &Path, buf: &mut Vec<u8>) -> std::io::Result<usize> {
     let mut file = std::fs::File::open(path)?;
-    let want = usize::try_from(size_hint)
-        .unwrap_or(usize::MAX)
-        .saturating_add(1);
-    if buf.len() < want {
-        buf.resize(want, 0);
+    if buf.len() < FIRST_BUF {
+        buf.resize(FIRST_BUF, 0);
     }
     let mut filled = 0;
     loop {
         if filled == buf.len() {
-            // The file grew since it was indexed.
-            let more = buf.len().max(8192);
-            buf.resize(buf.len() + more, 0);
+            buf.resize(buf.len() * 2, 0);
         }
         match file.read(&mut buf[filled..]) {
             Ok(0) => return Ok(filled),
@@ -116,15 +116,25 @@ mod tests {
     }
 
     #[test]
-    fn read_into_reads_files_that_grew_since_they_were_indexed() {
+    fn read_into_reads_whole_files_of_any_size_with_one_buffer() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("f");
-        fs::write(&p, "a".repeat(20_000)).unwrap();
         let mut buf = Vec::new();
-        assert_eq!(read_into(&p, 3, &mut buf).unwrap(), 20_000);
-        assert_eq!(read_into(&p, 20_000, &mut buf).unwrap(), 20_000);
+        // Past the first buffer, and past twice it: the buffer grows while reading.
+        let big: Vec<u8> = (0..3 * FIRST_BUF + 7).map(|i| (i % 251) as u8).collect();
+        fs::write(&p, &big).unwrap();
+        let n = read_into(&p, &mut buf).unwrap();
+        assert_eq!(&buf[..n], &big[..]);
+        // Exactly the buffer's length: the end is seen by a read of nothing.
+        let exact = vec![b'e'; buf.len()];
+        fs::write(&p, &exact).unwrap();
+        let n = read_into(&p, &mut buf).unwrap();
+        assert_eq!(&buf[..n], &exact[..]);
         fs::write(&p, "bc").unwrap();
-        let n = read_into(&p, 2, &mut buf).unwrap();
+        let n = read_into(&p, &mut buf).unwrap();
         assert_eq!(&buf[..n], b"bc");
+        fs::write(&p, "").unwrap();
+        assert_eq!(read_into(&p, &mut buf).unwrap(), 0);
+        assert!(read_into(&d.path().join("gone"), &mut buf).is_err());
     }
 }

@@ -152,7 +152,7 @@ mod tests {
             tail_reminder: "TAIL".into(),
             step_reminder: "STEP".into(),
         };
-        let index = Index::build(&sb);
+        let index = Index::walk(&sb);
         let m = p.first_message(
             &sb,
             &index,

@@ -137,7 +137,7 @@ fn sandbox_checks(root: &Path, out: &mut Vec<SelfCheck>) {
             || format!("{res:?}"),
         ));
     }
-    let index = Index::build(&sb);
+    let index = Index::walk(&sb);
     let star = list(&index, "*.mjs", 300).map(|l| l.paths);
     let double = list(&index, "**/*.mjs", 300).map(|l| l.paths);
     out.push(expect(

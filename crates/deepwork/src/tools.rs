@@ -349,7 +349,7 @@ mod tests {
     fn run(sb: &Sandbox, answer: &str, limits: &Limits) -> Executed {
         execute(
             sb,
-            &Index::build(sb),
+            &Index::walk(sb),
             &parse(answer).requests,
             limits,
             &mut Sent::default(),
@@ -360,7 +360,7 @@ mod tests {
     #[test]
     fn need_again_answers_unchanged_with_a_line_and_changed_or_cut_with_the_file() {
         let (_d, sb) = project(&[("a.js", b"let a = 1;"), ("big.js", b"0123456789")]);
-        let index = Index::build(&sb);
+        let index = Index::walk(&sb);
         let limits = Limits {
             need_chars: 15,
             ..Limits::default()

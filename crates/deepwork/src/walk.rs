@@ -172,7 +172,7 @@ pub(crate) fn slash(rel: &Path) -> String {
 }
 
 /// Every file of the project, as sorted relative paths with `/`: the bare walk, without the
-/// sizes and times an [`Index`](crate::Index) keeps.
+/// folder stamps an [`Index`](crate::Index) keeps to stay fresh.
 pub fn files(sandbox: &Sandbox) -> Vec<String> {
     let parts = par_walk(
         sandbox.root(),

@@ -74,8 +74,6 @@ pub async fn open_folder(
                 format!("cannot open {path}: {e}"),
             )
         })?;
-        // The tree needs the paths alone; the sizes and times are read below, after the page
-        // has the tree (a run that starts first reads them itself, under the same lock).
         let index = Index::walk(&sandbox);
         let tree = FolderIndex::of(&index);
         Ok::<_, AppError>(Arc::new(OpenFolder {
@@ -92,18 +90,15 @@ pub async fn open_folder(
     let weak = Arc::downgrade(&open);
     let root = open.sandbox.root().to_path_buf();
     std::thread::spawn(move || {
-        if let Some(open) = weak.upgrade() {
-            lock(&open.index).stat();
-        }
         let changed = on_change.clone();
         let watch_weak = weak.clone();
-        let watcher = folder::watch(&root, move |paths| {
+        let watcher = folder::watch(&root, move |_| {
             let Some(open) = watch_weak.upgrade() else {
                 return;
             };
             // The page hears of every burst, an edit inside a file too: it measures the
             // ticked files again.
-            let files = folder::refresh(&open.index, &open.tree, &paths);
+            let files = folder::refresh(&open.index, &open.tree);
             let _ = changed.send(FolderChanged {
                 files,
                 watching: true,

@@ -1,15 +1,16 @@
 //! The index itself, the files of a folder sorted by path, and the full walk that fills it.
 //!
-//! The walk yields paths; a stat per file (its size and time) costs about as much again.
-//! [`Index::walk`] leaves it to [`Index::stat`], so that a run sends its first message (the
-//! tree needs only the paths) before paying for it.
+//! The index holds paths, not sizes or times: nothing answers from them. The tree and LIST need
+//! only paths, FIND reads each file whole anyway (its length comes from the read), NEED reads
+//! its files when asked and tells changes by their content, and freshness is judged by the
+//! folders' and ignore files' times (see `refresh`). A stat of every file would cost about what
+//! the walk costs (one `statx` per file, 30,000 on cargo's registry sources) for nothing.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-use crate::par::par_map;
 use crate::sandbox::Sandbox;
 use crate::walk::{self, Kind};
 
@@ -20,10 +21,6 @@ use super::stamp::{Looks, Stamp};
 pub struct IndexedFile {
     /// Relative to the root, with `/`.
     pub path: Box<str>,
-    /// Bytes, when it was last looked at.
-    pub size: u64,
-    /// Last modification, when it was last looked at (`None` where the platform has none).
-    pub modified: Option<SystemTime>,
 }
 
 /// Counters, for tests and the benchmark.
@@ -37,7 +34,7 @@ pub struct IndexStats {
     pub relisted: usize,
 }
 
-/// The files of a project folder with their sizes and times, sorted by path.
+/// The files of a project folder, sorted by path.
 #[derive(Debug, Clone)]
 pub struct Index {
     // Open to the folder's other files: `refresh` brings these up to date in place.
@@ -48,56 +45,24 @@ pub struct Index {
     pub(super) dirs: HashMap<Box<str>, Stamp>,
     /// Ignore files (and repositories' `info/exclude`, present or not) with their times.
     pub(super) rules: HashMap<PathBuf, Stamp>,
-    /// The files' sizes and times are yet to be read (see [`Index::walk`]).
-    pub(super) unstated: bool,
     pub(super) stats: IndexStats,
 }
 
 impl Index {
-    /// Walks the folder once and indexes every file with its size and time.
-    pub fn build(sandbox: &Sandbox) -> Index {
-        let mut index = Index::walk(sandbox);
-        index.stat();
-        index
-    }
-
-    /// Walks the folder once for the paths alone; every size is 0 and every time `None` until
-    /// [`Index::stat`] reads them, and changes are noticed only after it ran. A run builds its
-    /// first message from the paths and stats while the model thinks.
+    /// Walks the folder once and indexes every file the walk yields.
     pub fn walk(sandbox: &Sandbox) -> Index {
         let mut index = Index {
             root: sandbox.root().to_path_buf(),
             files: Vec::new(),
             dirs: HashMap::new(),
             rules: HashMap::new(),
-            unstated: false,
             stats: IndexStats::default(),
         };
         index.rebuild();
         index
     }
 
-    /// Reads what [`Index::walk`] left out, on all cores: every file's size and time. Does
-    /// nothing when nothing is left out. A file gone meanwhile keeps size 0 until the next
-    /// check drops it.
-    pub fn stat(&mut self) {
-        if !self.unstated {
-            return;
-        }
-        let root = &self.root;
-        let metas = par_map(&self.files, 256, PathBuf::new, |path, _, f| {
-            full_path_into(root, &f.path, path);
-            std::fs::symlink_metadata(&*path).ok()
-        });
-        for (i, meta) in metas {
-            let f = &mut self.files[i];
-            f.size = meta.len();
-            f.modified = meta.modified().ok();
-        }
-        self.unstated = false;
-    }
-
-    /// The full walk, paths only (see [`Index::walk`]).
+    /// The full walk.
     pub(super) fn rebuild(&mut self) {
         let listed = SystemTime::now();
         let looks = Arc::new(Looks::default());
@@ -119,9 +84,9 @@ impl Index {
                 true
             },
             Vec::new,
-            |files, kind, rel, e| {
+            |files, kind, rel, _| {
                 if kind == Kind::File {
-                    gather(files, rel, e, false);
+                    gather(files, rel);
                 }
             },
         );
@@ -131,7 +96,6 @@ impl Index {
         self.files = files;
         self.dirs = looked.dirs.into_iter().collect();
         self.rules = looked.rules.into_iter().collect();
-        self.unstated = true;
         self.stats.walks += 1;
     }
 
@@ -191,22 +155,11 @@ impl Index {
     }
 }
 
-/// A file of the walk into `files`, with its size and time only when `stat` is set.
-pub(super) fn gather(files: &mut Vec<IndexedFile>, rel: &Path, e: &ignore::DirEntry, stat: bool) {
-    if !stat {
-        files.push(IndexedFile {
-            path: walk::slash(rel).into(),
-            size: 0,
-            modified: None,
-        });
-    } else if let Ok(meta) = e.metadata() {
-        // A file that vanished between the listing and the stat is simply not indexed.
-        files.push(IndexedFile {
-            path: walk::slash(rel).into(),
-            size: meta.len(),
-            modified: meta.modified().ok(),
-        });
-    }
+/// A file of the walk into `files`.
+pub(super) fn gather(files: &mut Vec<IndexedFile>, rel: &Path) {
+    files.push(IndexedFile {
+        path: walk::slash(rel).into(),
+    });
 }
 
 /// `root` joined with a relative path spelled with `/`, into a reused buffer. Pushed part by

@@ -1,5 +1,5 @@
-//! The index of a project folder: every file the walk yields, with its size and modification
-//! time, walked once and then kept fresh.
+//! The index of a project folder: the path of every file the walk yields, walked once and
+//! then kept fresh.
 //!
 //! A run used to walk the folder three times over (the tree of the first message, each LIST,
 //! each FIND's file list). Now the walk is done once per run — or not at all, when the caller

@@ -6,9 +6,8 @@
 //! again only the folders that changed, with the same rules as the full walk. A folder or
 //! ignore file whose time is too close to when it was read to tell a later change apart
 //! (coarse timestamps: a jiffy on Linux, 2 s on FAT) counts as changed until it is older than
-//! that, as git does with its "racy" index entries. A caller with a file watcher hands the
-//! changed paths to [`Index::refresh_paths`], which also renews the size and time of files
-//! edited in place (which no folder time shows).
+//! that, as git does with its "racy" index entries. An edit inside a file changes no folder
+//! and needs no check: the index holds no sizes or contents (see `files`).
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -109,9 +108,6 @@ impl Index {
             checked: self.dirs.len(),
             ..Refreshed::default()
         };
-        // A run's own index stats on another thread; a check waits for it here (its lock) or
-        // does it itself.
-        self.stat();
         let rules_changed = self
             .rules
             .iter()
@@ -120,7 +116,6 @@ impl Index {
         if rules_changed || self.dirs.is_empty() {
             let before = snapshot(self);
             self.rebuild();
-            self.stat();
             done.rebuilt = true;
             return (done, before);
         }
@@ -133,7 +128,6 @@ impl Index {
         if gone.iter().any(|g| g.is_empty()) {
             // The root itself is gone or no longer a folder.
             self.rebuild();
-            self.stat();
             done.rebuilt = true;
             return (done, before);
         }
@@ -146,30 +140,9 @@ impl Index {
             .collect();
         if !targets.is_empty() && !self.relist(targets, listed) {
             self.rebuild();
-            self.stat();
             done.rebuilt = true;
         }
         (done, before)
-    }
-
-    /// Renews the size and time of the indexed files among `paths` (absolute, as a file
-    /// watcher reports them), then runs [`Index::refresh`] for what the folders show.
-    pub fn refresh_paths(&mut self, paths: &[PathBuf]) -> Refreshed {
-        for p in paths {
-            let Ok(rel) = p.strip_prefix(&self.root) else {
-                continue;
-            };
-            let rel = walk::slash(rel);
-            if let Ok(i) = self.files.binary_search_by(|f| (*f.path).cmp(rel.as_str()))
-                && let Ok(meta) = std::fs::symlink_metadata(p)
-                && meta.is_file()
-            {
-                let f = &mut self.files[i];
-                f.size = meta.len();
-                f.modified = meta.modified().ok();
-            }
-        }
-        self.refresh()
     }
 
     /// Stats every indexed folder, on all cores; returns the ones that are gone (or no longer
@@ -266,9 +239,9 @@ impl Index {
                 enters
             },
             Vec::new,
-            |files, kind, rel, e| {
+            |files, kind, rel, _| {
                 if kind == Kind::File {
-                    gather(files, rel, e, true);
+                    gather(files, rel);
                 }
             },
         );

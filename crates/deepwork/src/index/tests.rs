@@ -1,7 +1,7 @@
 //! The index against what a fresh full walk sees, after every kind of change.
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, SystemTime};
 
 use super::Index;
@@ -51,10 +51,9 @@ fn project() -> (tempfile::TempDir, Sandbox) {
 }
 
 #[test]
-fn the_index_holds_what_the_walk_yields_with_sizes() {
+fn the_index_holds_what_the_walk_yields() {
     let (_d, sb) = project();
-    write(sb.root(), "src/a.rs", "12345");
-    let index = Index::build(&sb);
+    let index = Index::walk(&sb);
     assert_eq!(paths(&index), walked(&sb));
     assert_eq!(
         paths(&index),
@@ -65,24 +64,15 @@ fn the_index_holds_what_the_walk_yields_with_sizes() {
             "мой проект #1/файл.txt"
         ]
     );
-    let a = &index.files()[1];
-    assert_eq!((&*a.path, a.size), ("src/a.rs", 5));
-    assert!(a.modified.is_some());
     assert_eq!(index.stats().walks, 1);
     assert!(index.heap_bytes() > 0);
-
-    let mut paths_first = Index::walk(&sb);
-    assert_eq!(paths(&paths_first), paths(&index));
-    assert_eq!(paths_first.files()[1].size, 0, "sizes wait for stat");
-    paths_first.stat();
-    assert_eq!(paths_first.files(), index.files());
 }
 
 #[test]
 fn files_created_and_deleted_between_checks_are_seen_without_a_new_walk() {
     let (_d, sb) = project();
     let r = sb.root();
-    let mut index = Index::build(&sb);
+    let mut index = Index::walk(&sb);
     write(r, "src/new.rs", "x");
     write(r, "fresh/dir/c.rs", "x");
     write(r, "мой проект #1/второй.txt", "x");
@@ -112,7 +102,7 @@ fn files_created_and_deleted_between_checks_are_seen_without_a_new_walk() {
 #[test]
 fn an_ignore_file_edited_in_place_walks_again() {
     let (_d, sb) = project();
-    let mut index = Index::build(&sb);
+    let mut index = Index::walk(&sb);
     write(sb.root(), ".gitignore", "node_modules/\n*.log\n*.md\n");
     let done = index.refresh();
     assert!(done.rebuilt, "{done:?}");
@@ -123,27 +113,13 @@ fn an_ignore_file_edited_in_place_walks_again() {
 #[test]
 fn a_new_ignore_file_in_a_listed_folder_walks_again() {
     let (_d, sb) = project();
-    let mut index = Index::build(&sb);
+    let mut index = Index::walk(&sb);
     write(sb.root(), "src/.ignore", "deep/\n");
     assert!(index.refresh().rebuilt);
     assert_eq!(
         paths(&index),
         ["README.md", "src/a.rs", "мой проект #1/файл.txt"]
     );
-}
-
-#[test]
-fn sizes_of_files_edited_in_place_follow_the_watchers_paths() {
-    let (_d, sb) = project();
-    let mut index = Index::build(&sb);
-    write(sb.root(), "src/a.rs", "longer now");
-    index.refresh_paths(&[sb.root().join("src/a.rs"), PathBuf::from("/elsewhere")]);
-    let a = index
-        .files()
-        .iter()
-        .find(|f| &*f.path == "src/a.rs")
-        .unwrap();
-    assert_eq!(a.size, 10);
 }
 
 /// With times set well in the past, nothing is racy: an unchanged folder costs one stat,
@@ -161,7 +137,7 @@ fn only_the_changed_folder_is_listed_again() {
             .set_modified(old)
             .unwrap();
     }
-    let mut index = Index::build(&sb);
+    let mut index = Index::walk(&sb);
     let quiet = index.refresh();
     assert_eq!((quiet.relisted, quiet.rebuilt), (0, false), "{quiet:?}");
     assert_eq!(quiet.checked, 4);

@@ -180,7 +180,7 @@ fn list_and_find_see_files_created_and_deleted_between_steps() {
         )
         .unwrap();
         let _ = std::fs::remove_file(sb.root().join("late #2.rs"));
-        let live = shared.then(|| Mutex::new(Index::build(&sb)));
+        let live = shared.then(|| Mutex::new(Index::walk(&sb)));
         let prompts = Prompts::default();
         let lp = Loop {
             sandbox: &sb,
@@ -384,4 +384,86 @@ fn cancel_before_a_step_stops_the_run() {
     let e = lp.run(&ask, &mut t, &cancel, &mut |_| {}).unwrap_err();
     assert!(matches!(e, RunError::Cancelled { step: 1, ref steps } if steps.is_empty()));
     assert!(t.sent.is_empty());
+}
+
+/// Edits files in place while the model thinks: no folder's time changes, so the check lists
+/// nothing again, and the index (paths alone) has no size or content that could be stale.
+struct EditsInPlace {
+    root: std::path::PathBuf,
+    sent: Vec<String>,
+}
+
+impl Transport for EditsInPlace {
+    fn send(&mut self, n: usize, m: &str, _c: &Cancel) -> Result<String, TransportError> {
+        self.sent.push(m.to_owned());
+        if n > 1 {
+            return Ok("Done.".into());
+        }
+        // Grown: the text sits past the file's length at the walk. Shrunk: what the file held
+        // at the walk (and a longer file read before it on the same thread) must not be found.
+        let grown = format!("{}\n// late marker here\n", "x".repeat(5000));
+        std::fs::write(self.root.join("ask.mjs"), grown).unwrap();
+        std::fs::write(self.root.join("b.txt"), "short\n").unwrap();
+        Ok("=== FIND: late marker ===\n=== NEED: ask.mjs ===\n=== NEED: b.txt ===".into())
+    }
+}
+
+#[test]
+fn files_grown_or_shrunk_after_the_walk_are_searched_and_sent_as_they_are_now() {
+    let (_d, sb) = crate::sandbox::project(&[
+        ("ask.mjs", b"short\n"),
+        (
+            "b.txt",
+            format!("{}late marker\n", "y".repeat(3000)).as_bytes(),
+        ),
+    ]);
+    for shared in [false, true] {
+        std::fs::write(sb.root().join("ask.mjs"), "short\n").unwrap();
+        std::fs::write(
+            sb.root().join("b.txt"),
+            format!("{}late marker\n", "y".repeat(3000)),
+        )
+        .unwrap();
+        let live = shared.then(|| Mutex::new(Index::walk(&sb)));
+        let prompts = Prompts::default();
+        let lp = Loop {
+            sandbox: &sb,
+            prompts: &prompts,
+            limits: Limits {
+                need_chars: 5100,
+                ..Limits::default()
+            },
+            index: live.as_ref(),
+        };
+        let mut t = EditsInPlace {
+            root: sb.root().to_path_buf(),
+            sent: vec![],
+        };
+        let ask = Ask {
+            question: "q".into(),
+            files: vec![],
+            steps: 3,
+        };
+        let out = lp.run(&ask, &mut t, &Cancel::new(), &mut |_| {}).unwrap();
+        let step2 = &t.sent[1];
+        assert!(
+            step2.contains("ask.mjs:2: // late marker here\n"),
+            "{step2}"
+        );
+        assert!(
+            !step2.contains("b.txt:"),
+            "a stale b.txt was searched: {step2}"
+        );
+        assert_eq!(out.steps[0].requests[0].hits, Some(1));
+        // The budget counts the files as read now: 5021 + 6 characters fit in 5100.
+        assert!(
+            step2.contains("--- ask.mjs (5021 characters) ---"),
+            "{step2}"
+        );
+        assert!(
+            step2.contains("--- b.txt (6 characters) ---\nshort\n"),
+            "{step2}"
+        );
+        assert!(!step2.contains("[truncated"), "{step2}");
+    }
 }

@@ -81,15 +81,9 @@ impl Loop<'_> {
                 .first_message(self.sandbox, index, &ask.files, &ask.question, &self.limits)
         };
         let Some(shared) = self.index else {
-            // The first message needs only the paths: it goes out after the walk, and the
-            // files' sizes and times are read on another thread while the model thinks (the
-            // next step's lock waits for them).
             let own = Mutex::new(Index::walk(self.sandbox));
             let message = first(&lock(&own));
-            return std::thread::scope(|s| {
-                s.spawn(|| lock(&own).stat());
-                self.steps(ask, &own, message, transport, cancel, on_event)
-            });
+            return self.steps(ask, &own, message, transport, cancel, on_event);
         };
         let message = {
             let mut index = lock(shared);
