@@ -29,7 +29,8 @@
 //! steps' spend so far, as the daemon meters it; `--sizes`: the planner sizes each executor
 //! step xs…xl, off its true cost by a lognormal error of σ, and the policy learns cost per
 //! size as the daemon does; `--no-retry-floor`: attempts after a miss estimated by their
-//! kind alone); diagnostics `--exact-running` (the running steps' true costs), `--size-hint
+//! kind alone; `--resume-keeps F`: a cut step's resumed session keeps that share of the cut
+//! attempt's spend, which is then not waste and not redone, 0 by default); diagnostics `--exact-running` (the running steps' true costs), `--size-hint
 //! SIGMA` (each step's cost known before it runs, off by a lognormal error of σ) and
 //! `--calibrate` (nights whose real limit differs from the threshold); or
 //! `… -- --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H]` to replay
@@ -72,6 +73,7 @@ fn main() {
         exact_running: false,
         size_hint: None,
         retry_floor: true,
+        resume_keeps: 0.0,
     };
     let mut first_seed = 1u64;
     let mut sizes: Option<f64> = None;
@@ -94,7 +96,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor]\n       night --trace FILE.csv [--history EARLIER.csv…] [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …\n       night --write-traces DIR [--first-seed N] [--seeds N]\n       --kind lognormal,heavy,bimodal,uniform,projects"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor] [--resume-keeps F]\n       night --trace FILE.csv [--history EARLIER.csv…] [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …\n       night --write-traces DIR [--first-seed N] [--seeds N]\n       --kind lognormal,heavy,bimodal,uniform,projects"
         );
         std::process::exit(2);
     };
@@ -138,6 +140,17 @@ fn main() {
             "--sizes" => sizes = Some(number("--sizes")),
             "--first-seed" => first_seed = value("--first-seed").parse().unwrap_or(first_seed),
             "--no-retry-floor" => sees.retry_floor = false,
+            "--resume-keeps" => {
+                let v = value("--resume-keeps");
+                sees.resume_keeps = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|x| (0.0..=1.0).contains(x))
+                    .unwrap_or_else(|| {
+                        eprintln!("night: --resume-keeps: {v:?} is not a share between 0 and 1");
+                        usage()
+                    });
+            }
             "--quantile" => cfg.estimate_quantile = value("--quantile").parse().unwrap_or(0.75),
             "--margin" => cfg.margin = value("--margin").parse().unwrap_or(0.0),
             "--cap-factor" => cfg.max_budget_factor = value("--cap-factor").parse().unwrap_or(3.0),

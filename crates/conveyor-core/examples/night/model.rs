@@ -28,6 +28,9 @@ pub(super) struct Line {
     pub(super) cap_misses: u32,
     pub(super) abandoned: bool,
     pub(super) running: Option<Running>,
+    /// What the next step's cut attempts spent that its resumed session keeps (`--resume-keeps`):
+    /// its next attempt needs that much less.
+    pub(super) kept: f64,
 }
 
 #[derive(Debug, Clone)]

@@ -25,6 +25,11 @@ pub(super) struct Sees {
     pub(super) size_hint: Option<f64>,
     /// An attempt after a miss is estimated at least at what the miss spent.
     pub(super) retry_floor: bool,
+    /// The share of a cut attempt's spend its resumed session keeps (`--resume-keeps`): the
+    /// daemon resets the worktree to the checkpoint and resumes the same session, so what the
+    /// step read and decided is still in its conversation, and only the rest is lost. 0 is
+    /// the pessimistic model (everything lost, the attempt redone from scratch).
+    pub(super) resume_keeps: f64,
 }
 
 /// Cap misses of one step before its line is left for Anton (as the daemon does).
@@ -92,6 +97,7 @@ pub(super) fn simulate(
         exact_running,
         size_hint,
         retry_floor,
+        resume_keeps,
     } = sees;
     let Setup {
         slots,
@@ -135,7 +141,9 @@ pub(super) fn simulate(
                 && r.charged + per_min > cap
             {
                 charged_now += cap - r.charged;
-                t.wasted += cap;
+                // A cap miss is rolled back and resumed as a limit cut is.
+                t.wasted += cap * (1.0 - resume_keeps);
+                l.kept += cap * resume_keeps;
                 t.cap_misses += 1;
                 history.push(Run {
                     kind: s.kind,
@@ -149,20 +157,31 @@ pub(super) fn simulate(
                 });
                 l.cap_misses += 1;
                 l.abandoned = l.cap_misses >= CAP_MISSES;
+                if l.abandoned {
+                    // Left for Anton: what its session kept is not work done tonight.
+                    t.wasted += l.kept;
+                    l.kept = 0.0;
+                }
                 l.running = None;
                 continue;
             }
             r.charged += per_min;
             charged_now += per_min;
-            if elapsed >= s.minutes {
+            // A resumed attempt needs only what its session did not keep (at the step's rate).
+            let left = (s.cost - l.kept).max(per_min);
+            #[allow(clippy::cast_possible_truncation, clippy::cast_precision_loss)]
+            let needs = ((left / per_min).round() as i64).max(1);
+            if elapsed >= needs {
                 t.work += s.cost;
                 t.steps += 1;
+                l.kept = 0.0;
                 history.push(Run {
                     kind: s.kind,
                     project: l.project.clone(),
                     step_id: format!("{}/{}", l.project, l.next),
                     size: s.size,
-                    cost_usd: s.cost,
+                    // The run's own cost, as the daemon records a resumed run.
+                    cost_usd: r.charged,
                     started_ms: r.started * MIN_MS,
                     finished_ms: now * MIN_MS,
                     outcome: Outcome::Done,
@@ -201,7 +220,8 @@ pub(super) fn simulate(
                                 ledger.sum
                             );
                         }
-                        t.wasted += r.charged;
+                        t.wasted += r.charged * (1.0 - resume_keeps);
+                        l.kept += r.charged * resume_keeps;
                         history.push(Run {
                             kind: l.steps[l.next].kind,
                             project: l.project.clone(),
@@ -277,7 +297,7 @@ pub(super) fn simulate(
                     if exact_running {
                         // What the live cost could tell at best: the step's true cost.
                         return Some(Reserve {
-                            estimate_usd: s.cost,
+                            estimate_usd: s.cost - l.kept,
                             live_usd: r.charged,
                             rate_usd_min: r.reserve.rate_usd_min,
                             started_ms,
@@ -344,7 +364,8 @@ pub(super) fn simulate(
                 let rate_usd_min = s.cost / s.minutes as f64;
                 Reserve {
                     rate_usd_min,
-                    ..Reserve::fixed(s.cost)
+                    // A resumed attempt costs what its session did not keep.
+                    ..Reserve::fixed(s.cost - l.kept)
                 }
             } else if let Some(sigma) = size_hint {
                 let step_id = format!("{}/{}", l.project, l.next);
@@ -396,6 +417,20 @@ pub(super) fn simulate(
                     }
                 }
             };
+            if mode == Mode::Policy && std::env::var_os("NIGHT_DEBUG").is_some() {
+                // How near the threshold each admission was: what a tail-aware rule near it
+                // could have changed.
+                eprintln!(
+                    "policy min {now}: start {} step {} ({:?}) of ${:.2}, claimed ${:.2}; window ${:.2}, running {}",
+                    l.project,
+                    l.next,
+                    kind,
+                    l.steps[l.next].cost,
+                    estimate.estimate_usd,
+                    ledger.sum,
+                    slots - free
+                );
+            }
             busy_projects.push(l.project.clone());
             l.running = Some(Running {
                 started: now,
@@ -412,7 +447,9 @@ pub(super) fn simulate(
         t.unsettled = t.observations;
     }
     // Work in flight at dawn counts pro rata (for every policy alike).
+    // What a cut step's resumed session kept is work too (it is not counted as waste).
     for l in &lines {
+        t.work += l.kept;
         if let Some(r) = &l.running {
             t.work += r.charged;
         }

@@ -180,6 +180,7 @@ pub(super) fn trace(dist: Dist, seed: u64, sizes: Option<f64>) -> Trace {
             cap_misses: 0,
             abandoned: false,
             running: None,
+            kept: 0.0,
         });
     }
     history.sort_by_key(|r| r.finished_ms);
@@ -310,6 +311,7 @@ fn projects_night(
             cap_misses: 0,
             abandoned: false,
             running: None,
+            kept: 0.0,
         });
     }
     (lines, max_rate)

@@ -118,6 +118,7 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
                 cap_misses: 0,
                 abandoned: false,
                 running: None,
+                kept: 0.0,
             }
         })
         .collect();
