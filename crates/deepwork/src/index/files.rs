@@ -46,6 +46,8 @@ pub struct Index {
     /// Ignore files (and repositories' `info/exclude`, present or not) with their times.
     pub(super) rules: HashMap<PathBuf, Stamp>,
     pub(super) stats: IndexStats,
+    /// What each refresh added and removed, whoever asked for it (`refresh::Journal`).
+    pub(super) journal: super::refresh::Journal,
 }
 
 impl Index {
@@ -57,6 +59,7 @@ impl Index {
             dirs: HashMap::new(),
             rules: HashMap::new(),
             stats: IndexStats::default(),
+            journal: super::refresh::Journal::default(),
         };
         index.rebuild();
         index

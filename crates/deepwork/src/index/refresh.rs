@@ -9,7 +9,7 @@
 //! that, as git does with its "racy" index entries. An edit inside a file changes no folder
 //! and needs no check: the index holds no sizes or contents (see `files`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -48,19 +48,99 @@ impl Refreshed {
     }
 }
 
+/// The paths a journal keeps before it drops its oldest: far more than a model is ever named
+/// at once (`list_paths`), and a few MB at most.
+const JOURNAL_PATHS: usize = 20_000;
+
+/// Every path the index's refreshes added or removed, numbered by refresh, so that whoever
+/// told the model the folder's files at some point can name what changed since, whoever
+/// refreshed the index meanwhile: a run asks at each step, while pult's watcher refreshes the
+/// same index whenever the disk changes, and what the watcher saw first must still reach the
+/// model. Bounded: past [`JOURNAL_PATHS`] the oldest are dropped, and a question about a point
+/// before them has no answer ([`Index::changes_since`] is `None`: too much changed to name).
+#[derive(Debug, Clone, Default)]
+pub(super) struct Journal {
+    /// The number the next refresh that changes something gets.
+    next: u64,
+    /// The oldest refresh whose paths are all still here.
+    first: u64,
+    /// `(refresh, added, path)`, oldest first.
+    entries: VecDeque<(u64, bool, Box<str>)>,
+}
+
+impl Journal {
+    fn record(&mut self, changes: &PathChanges) {
+        if !changes.changed() {
+            return;
+        }
+        let n = self.next;
+        self.next += 1;
+        let added = changes.added.iter().map(|p| (n, true, p.clone()));
+        let removed = changes.removed.iter().map(|p| (n, false, p.clone()));
+        self.entries.extend(added.chain(removed));
+        while self.entries.len() > JOURNAL_PATHS {
+            if let Some((dropped, ..)) = self.entries.pop_front() {
+                self.first = dropped + 1;
+            }
+        }
+    }
+}
+
+impl PathChanges {
+    /// Whether any file came or went.
+    pub fn changed(&self) -> bool {
+        !self.added.is_empty() || !self.removed.is_empty()
+    }
+}
+
 impl Index {
-    /// Brings the index up to date with the disk: see the module's notes.
+    /// Brings the index up to date with the disk: see the module's notes. What it adds and
+    /// removes is kept in the index's journal ([`Index::changes_since`]); the paths are copied
+    /// only when the check finds a change, so an unchanged folder costs a check alone.
     pub fn refresh(&mut self) -> Refreshed {
-        self.refresh_keeping(false).0
+        let (done, before) = self.refresh_keeping();
+        if let Some(old) = before {
+            let changes = self.diff(&old);
+            self.journal.record(&changes);
+        }
+        done
     }
 
-    /// [`Index::refresh`], naming the files that appeared and disappeared (each sorted). The
-    /// paths are copied only when the check finds a change, so an unchanged folder costs what
-    /// a plain refresh does.
-    pub fn refresh_named(&mut self) -> (Refreshed, PathChanges) {
-        let (done, before) = self.refresh_keeping(true);
-        let changes = before.map_or_else(PathChanges::default, |old| self.diff(&old));
-        (done, changes)
+    /// A mark of the index as it is now, for [`Index::changes_since`].
+    #[must_use]
+    pub fn generation(&self) -> u64 {
+        self.journal.next
+    }
+
+    /// The files added to and removed from the index since `mark` (a [`Index::generation`]),
+    /// by any refresh, each sorted; a file that came and went again in between is in neither.
+    /// `None` when the journal no longer reaches back that far.
+    #[must_use]
+    pub fn changes_since(&self, mark: u64) -> Option<PathChanges> {
+        if mark < self.journal.first {
+            return None;
+        }
+        // Per path, its first and last change since the mark: added first and removed last is
+        // a file that came and went; removed first and added last was there all along.
+        let mut seen: HashMap<&str, (bool, bool)> = HashMap::new();
+        for (n, added, path) in &self.journal.entries {
+            if *n >= mark {
+                seen.entry(path)
+                    .and_modify(|(_, last)| *last = *added)
+                    .or_insert((*added, *added));
+            }
+        }
+        let mut changes = PathChanges::default();
+        for (path, (first, last)) in seen {
+            match (first, last) {
+                (true, true) => changes.added.push(path.into()),
+                (false, false) => changes.removed.push(path.into()),
+                _ => {}
+            }
+        }
+        changes.added.sort_unstable();
+        changes.removed.sort_unstable();
+        Some(changes)
     }
 
     /// The files in the index and not in `old`, and the other way round (both sorted).
@@ -92,16 +172,17 @@ impl Index {
         changes
     }
 
-    /// The check; with `keep`, the paths as they were before it changed anything.
-    fn refresh_keeping(&mut self, keep: bool) -> (Refreshed, Option<Vec<Box<str>>>) {
+    /// The check, and the paths as they were before it changed anything (none when it
+    /// changed nothing).
+    fn refresh_keeping(&mut self) -> (Refreshed, Option<Vec<Box<str>>>) {
         let snapshot = |index: &Index| {
-            keep.then(|| {
+            Some(
                 index
                     .files
                     .iter()
                     .map(|f| f.path.clone())
-                    .collect::<Vec<_>>()
-            })
+                    .collect::<Vec<_>>(),
+            )
         };
         self.stats.checks += 1;
         let mut done = Refreshed {

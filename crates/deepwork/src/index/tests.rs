@@ -147,3 +147,53 @@ fn only_the_changed_folder_is_listed_again() {
     assert_eq!(paths(&index), walked(&sb));
     assert_eq!(index.stats().walks, 1);
 }
+
+/// What changed since a mark, over several refreshes by whoever: a file that came and went in
+/// between is in neither list, one removed and put back neither; a mark taken after a refresh
+/// sees only what came later.
+#[test]
+fn the_journal_names_what_changed_since_a_mark_over_refreshes() {
+    let (_d, sb) = project();
+    let r = sb.root();
+    let mut index = Index::walk(&sb);
+    let start = index.generation();
+    assert_eq!(index.changes_since(start).unwrap(), Default::default());
+    // Times are racy right after a write: wait on the index itself, never a fixed sleep.
+    let settle = |index: &mut Index, want: &dyn Fn(&Index) -> bool| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !want(index) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the index never saw the change"
+            );
+            index.refresh();
+        }
+    };
+    write(r, "src/new.rs", "x");
+    write(r, "src/brief.rs", "x");
+    settle(&mut index, &|i| {
+        paths(i).contains(&"src/brief.rs".to_string())
+    });
+    let middle = index.generation();
+    fs::remove_file(r.join("src/brief.rs")).unwrap();
+    fs::remove_file(r.join("README.md")).unwrap();
+    fs::remove_file(r.join("src/a.rs")).unwrap();
+    settle(&mut index, &|i| !paths(i).contains(&"src/a.rs".to_string()));
+    write(r, "src/a.rs", "back");
+    settle(&mut index, &|i| paths(i).contains(&"src/a.rs".to_string()));
+    assert_eq!(paths(&index), walked(&sb));
+
+    let all = index.changes_since(start).unwrap();
+    assert_eq!(all.added, vec!["src/new.rs".into()]);
+    assert_eq!(all.removed, vec!["README.md".into()]);
+    let later = index.changes_since(middle).unwrap();
+    assert!(later.added.is_empty(), "{later:?}");
+    assert_eq!(
+        later.removed,
+        vec!["README.md".into(), "src/brief.rs".into()]
+    );
+    assert_eq!(
+        index.changes_since(index.generation()).unwrap(),
+        Default::default()
+    );
+}

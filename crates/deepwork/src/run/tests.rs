@@ -144,12 +144,15 @@ fn proposed_files_from_all_steps_later_wins() {
 
 /// A model that answers with LIST and FIND while someone edits the folder between the
 /// steps: creates a file the next step must see, deletes one it must not.
-struct EditsBetweenSteps {
+struct EditsBetweenSteps<'a> {
     root: std::path::PathBuf,
     sent: Vec<String>,
+    /// A watcher over the run's shared index (pult's), which absorbs each edit before the run
+    /// looks.
+    watcher: Option<&'a Mutex<Index>>,
 }
 
-impl Transport for EditsBetweenSteps {
+impl Transport for EditsBetweenSteps<'_> {
     fn send(&mut self, n: usize, m: &str, _c: &Cancel) -> Result<String, TransportError> {
         self.sent.push(m.to_owned());
         let (created, deleted) = match n {
@@ -160,6 +163,9 @@ impl Transport for EditsBetweenSteps {
         std::fs::create_dir_all(self.root.join(created).parent().unwrap()).unwrap();
         std::fs::write(self.root.join(created), "fn waitForAnswer() {}\n").unwrap();
         std::fs::remove_file(self.root.join(deleted)).unwrap();
+        if let Some(index) = self.watcher {
+            index.lock().unwrap().refresh();
+        }
         // The second answer asks a little differently: the same requests twice are a loop.
         let find = if n == 1 {
             "waitForAnswer"
@@ -173,7 +179,8 @@ impl Transport for EditsBetweenSteps {
 #[test]
 fn list_and_find_see_files_created_and_deleted_between_steps() {
     let (_d, sb) = setup();
-    for shared in [false, true] {
+    // Its own index; a shared one; a shared one a watcher refreshes before the run looks.
+    for (shared, watched) in [(false, false), (true, false), (true, true)] {
         std::fs::write(
             sb.root().join("ask.mjs"),
             "async function waitForAnswer() {}\n",
@@ -191,6 +198,7 @@ fn list_and_find_see_files_created_and_deleted_between_steps() {
         let mut t = EditsBetweenSteps {
             root: sb.root().to_path_buf(),
             sent: vec![],
+            watcher: live.as_ref().filter(|_| watched),
         };
         let ask = Ask {
             question: "q".into(),
@@ -233,7 +241,7 @@ fn list_and_find_see_files_created_and_deleted_between_steps() {
                 stats.walks, 1,
                 "the run walked a folder it was given: {stats:?}"
             );
-            assert_eq!(stats.checks, 3, "{stats:?}");
+            assert_eq!(stats.checks, if watched { 5 } else { 3 }, "{stats:?}");
         }
     }
 }

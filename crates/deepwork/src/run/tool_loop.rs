@@ -82,23 +82,26 @@ impl Loop<'_> {
         };
         let Some(shared) = self.index else {
             let own = Mutex::new(Index::walk(self.sandbox));
-            let message = first(&lock(&own));
-            return self.steps(ask, &own, message, transport, cancel, on_event);
+            let (message, mark) = {
+                let index = lock(&own);
+                (first(&index), index.generation())
+            };
+            return self.steps(ask, &own, (message, mark), transport, cancel, on_event);
         };
-        let message = {
+        let (message, mark) = {
             let mut index = lock(shared);
             index.refresh();
-            first(&index)
+            (first(&index), index.generation())
         };
-        self.steps(ask, shared, message, transport, cancel, on_event)
+        self.steps(ask, shared, (message, mark), transport, cancel, on_event)
     }
 
-    /// The steps of a run whose first message is ready.
+    /// The steps of a run whose first message is ready, and the index's mark when it was made.
     fn steps(
         &self,
         ask: &Ask,
         index: &Mutex<Index>,
-        mut message: String,
+        (mut message, mut tree_mark): (String, u64),
         transport: &mut dyn Transport,
         cancel: &Cancel,
         on_event: &mut dyn FnMut(&Event),
@@ -207,12 +210,20 @@ impl Loop<'_> {
                 // Files may have come and gone while the model thought: LIST and FIND must see
                 // the folder as it is now, and the model is told what its tree no longer
                 // shows (every step, NEED-only ones too: a check of the folders' times). A
-                // shared index that its owner refreshed meanwhile (pult's watcher) has already
-                // absorbed what it saw: only the rest is named.
-                let (_, changes) = index.refresh_named();
-                if !changes.added.is_empty() || !changes.removed.is_empty() {
-                    tree_news = tree_changes(&changes, tree_step, self.limits.list_paths);
+                // shared index that its owner refreshed meanwhile (pult's watcher) has what
+                // it saw in its journal: named all the same.
+                index.refresh();
+                let news = index.changes_since(tree_mark);
+                if news.as_ref().is_none_or(PathChanges::changed) {
+                    tree_news = match news {
+                        Some(changes) => tree_changes(&changes, tree_step, self.limits.list_paths),
+                        None => format!(
+                            "[files changed on disk since step {tree_step}: more than can be \
+                             named; use LIST]\n\n"
+                        ),
+                    };
                     tree_step = n + 1;
+                    tree_mark = index.generation();
                 }
                 tools::execute(
                     self.sandbox,
