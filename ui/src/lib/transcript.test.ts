@@ -1,30 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import type { TranscriptEvent } from './generated/conveyor';
+import { tev } from '../test/fixtures';
 import { atBottom, lastSeq, merge, rows, shortInput, stepTool } from './transcript';
 
-const ev = (seq: number, kind: TranscriptEvent['kind'], over: Partial<TranscriptEvent> = {}) =>
-  ({
-    seq,
-    at: null,
-    kind,
-    text: null,
-    tool: null,
-    tool_use_id: null,
-    input: null,
-    output: null,
-    output_bytes: null,
-    is_error: false,
-    ...over,
-  }) as TranscriptEvent;
-
 const run: TranscriptEvent[] = [
-  ev(1, 'thinking', { text: 'hmm' }),
-  ev(2, 'text', { text: 'I will **look**' }),
-  ev(3, 'tool_use', { tool: 'Bash', input: { command: 'ls -la\nrm x' } }),
-  ev(4, 'tool_use', { tool: 'Read', input: { file_path: '/w/missing.txt' } }),
-  ev(5, 'tool_result', { tool: 'Bash', output: 'a\nb' }),
-  ev(6, 'tool_result', { tool: 'Read', output: 'no such file', is_error: true }),
-  ev(7, 'tool_use', { tool: 'Write', input: { file_path: '/w/out.txt', content: 'x' } }),
+  tev(1, 'thinking', { text: 'hmm' }),
+  tev(2, 'text', { text: 'I will **look**' }),
+  tev(3, 'tool_use', { tool: 'Bash', input: { command: 'ls -la\nrm x' } }),
+  tev(4, 'tool_use', { tool: 'Read', input: { file_path: '/w/missing.txt' } }),
+  tev(5, 'tool_result', { tool: 'Bash', output: 'a\nb' }),
+  tev(6, 'tool_result', { tool: 'Read', output: 'no such file', is_error: true }),
+  tev(7, 'tool_use', { tool: 'Write', input: { file_path: '/w/out.txt', content: 'x' } }),
 ];
 
 describe('transcript rows', () => {
@@ -38,21 +24,21 @@ describe('transcript rows', () => {
   });
 
   it('keeps a cut output’s full size and shows a result with no call as an error', () => {
-    const r = rows([ev(1, 'tool_result', { tool: 'Bash', output: 'orphan' })]);
+    const r = rows([tev(1, 'tool_result', { tool: 'Bash', output: 'orphan' })]);
     expect(r).toEqual([{ kind: 'error', seq: 1, text: 'orphan' }]);
     const cut = rows([
-      ev(1, 'tool_use', { tool: 'Bash', input: { command: 'cat big' } }),
-      ev(2, 'tool_result', { tool: 'Bash', output: 'start…end', output_bytes: 99999 }),
+      tev(1, 'tool_use', { tool: 'Bash', input: { command: 'cat big' } }),
+      tev(2, 'tool_result', { tool: 'Bash', output: 'start…end', output_bytes: 99999 }),
     ]);
     expect(cut[0]).toMatchObject({ outputBytes: 99999 });
   });
 
   it('pairs a result with its call by id, whatever the order the calls of one tool end in', () => {
     const r = rows([
-      ev(1, 'tool_use', { tool: 'Bash', tool_use_id: 'a', input: { command: 'sleep 9' } }),
-      ev(2, 'tool_use', { tool: 'Bash', tool_use_id: 'b', input: { command: 'false' } }),
-      ev(3, 'tool_result', { tool: 'Bash', tool_use_id: 'b', output: 'exit 1', is_error: true }),
-      ev(4, 'tool_result', { tool: 'Bash', tool_use_id: 'a', output: 'slept' }),
+      tev(1, 'tool_use', { tool: 'Bash', tool_use_id: 'a', input: { command: 'sleep 9' } }),
+      tev(2, 'tool_use', { tool: 'Bash', tool_use_id: 'b', input: { command: 'false' } }),
+      tev(3, 'tool_result', { tool: 'Bash', tool_use_id: 'b', output: 'exit 1', is_error: true }),
+      tev(4, 'tool_result', { tool: 'Bash', tool_use_id: 'a', output: 'slept' }),
     ]);
     expect(r).toMatchObject([
       { short: 'sleep 9', status: 'ok', output: 'slept' },

@@ -190,20 +190,12 @@ pub(super) async fn run(
     if let Some(why) = sh.telegram_held.take(run_id) {
         let reason = format!("the Telegram check could not run: {why}");
         if sh.telegram_held.again(&step.id) <= 2 {
-            store::steps::roll_back(
-                &mut *sh.store.conn().await?,
-                &step.id,
-                StepState::Pending,
+            super::miss::back_to_pending(
+                sh,
+                line,
+                step,
                 "the Telegram check could not run",
-                None,
-            )
-            .await?;
-            sh.set_step_state(
-                &line.id,
-                &step.id,
-                step.n,
-                StepState::Pending,
-                Some(&reason),
+                &reason,
             )
             .await?;
             sh.refresh_preflight().await?;

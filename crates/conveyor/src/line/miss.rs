@@ -114,22 +114,7 @@ async fn missed(
     miss: Miss<'_>,
 ) -> Result<()> {
     git::reset_to(worktree, checkpoint).await?;
-    store::steps::roll_back(
-        &mut *sh.store.conn().await?,
-        &step.id,
-        StepState::Pending,
-        miss.rolled_back,
-        None,
-    )
-    .await?;
-    sh.set_step_state(
-        &line.id,
-        &step.id,
-        step.n,
-        StepState::Pending,
-        Some(miss.message),
-    )
-    .await?;
+    back_to_pending(sh, line, step, miss.rolled_back, miss.message).await?;
     sh.set_line_state(
         &line.id,
         LineState::WaitingBudget,
@@ -146,4 +131,34 @@ async fn missed(
         },
     );
     Ok(())
+}
+
+/// The step waits pending to run again: `rolled_back` told to its next attempt, `message`
+/// shown meanwhile.
+///
+/// # Errors
+/// Database errors.
+pub(super) async fn back_to_pending(
+    sh: &Shared,
+    line: &LineRow,
+    step: &StepRow,
+    rolled_back: &str,
+    message: &str,
+) -> Result<()> {
+    store::steps::roll_back(
+        &mut *sh.store.conn().await?,
+        &step.id,
+        StepState::Pending,
+        rolled_back,
+        None,
+    )
+    .await?;
+    sh.set_step_state(
+        &line.id,
+        &step.id,
+        step.n,
+        StepState::Pending,
+        Some(message),
+    )
+    .await
 }

@@ -249,23 +249,7 @@ async fn a_signed_out_session_blocks_the_preflight_and_a_renewed_one_clears_it()
     std::fs::write(&session, "signed-out").unwrap();
     let id_file = secret(dir.path(), "api-id", "12345");
     let hash_file = secret(dir.path(), "api-hash", "0123456789abcdef");
-    let python = dir.path().join("python");
-    std::fs::write(
-        &python,
-        format!(
-            "#!/bin/sh\nPYTHONPATH={:?} exec python3 \"$@\"\n",
-            repo_root()
-                .join("tests/fixtures/telegram/fake_pyrogram")
-                .display()
-                .to_string()
-        ),
-    )
-    .unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let python = fake_pyrogram_python(dir.path());
     let config = format!(
         "[telegram]\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\npython = {:?}\n",
         session_dir.display().to_string(),
@@ -274,14 +258,7 @@ async fn a_signed_out_session_blocks_the_preflight_and_a_renewed_one_clears_it()
         python.display().to_string()
     );
     let d = Daemon::builder()
-        .files(&[
-            ("a.txt", "a\n"),
-            (
-                ".conveyor.toml",
-                "[telegram]\ntest_bot = \"@shop_test_bot\"\nprod_bot = \"@shop_bot\"\n",
-            ),
-            (".conveyor/telegram/pay.toml", PAY),
-        ])
+        .files(&PAY_PROJECT)
         .config(&config)
         .start()
         .await;

@@ -33,34 +33,15 @@ async fn a_line_whose_bot_answers_wrong_goes_back_with_the_finding_and_the_fix_p
     std::fs::write(&hash_file, "HASH-SECRET-17\n").unwrap();
 
     let tmp = tempfile::tempdir().unwrap();
-    let (fake, port) = node_server(
-        "mock-telegram.mjs",
-        &[
-            "--token",
-            BOT_TOKEN,
-            "--chat",
-            &CHAT.to_string(),
-            "--username",
-            "shop_test_bot",
-        ],
-        "listening ",
-    );
-    let _fake = Kill(fake);
+    let (_fake, base) = fake_telegram();
     let config = format!(
-        "[telegram]\nfake_api = \"http://127.0.0.1:{port}\"\nfake_chat = {CHAT}\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\n",
+        "[telegram]\nfake_api = \"{base}\"\nfake_chat = {CHAT}\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\n",
         session_dir.display().to_string(),
         id_file.display().to_string(),
         hash_file.display().to_string(),
     );
     let d = Daemon::builder()
-        .files(&[
-            ("a.txt", "a\n"),
-            (
-                ".conveyor.toml",
-                "[telegram]\ntest_bot = \"@shop_test_bot\"\nprod_bot = \"@shop_bot\"\n",
-            ),
-            (".conveyor/telegram/pay.toml", PAY),
-        ])
+        .files(&PAY_PROJECT)
         .config(&config)
         .mock()
         .start()
@@ -69,19 +50,11 @@ async fn a_line_whose_bot_answers_wrong_goes_back_with_the_finding_and_the_fix_p
     let l = d.line("pay", "the pay button answers Оплачено").await;
     // The bot under test answers a press with what the line's worktree says.
     let wt = d.worktree(&l.id);
-    let token_file = secret(tmp.path(), "bot-token", BOT_TOKEN);
-    let _bot = Kill(
-        Command::new("python3")
-            .arg(repo_root().join("tests/fixtures/telegram/sample_bot.py"))
-            .arg("--api")
-            .arg(format!("http://127.0.0.1:{port}"))
-            .arg("--token-file")
-            .arg(&token_file)
-            .arg("--paid-text-file")
-            .arg(wt.join("paid.txt"))
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("python3 runs the sample bot"),
+    let paid = wt.join("paid.txt");
+    let _bot = sample_bot(
+        &base,
+        &secret(tmp.path(), "bot-token", BOT_TOKEN),
+        ["--paid-text-file", paid.to_str().unwrap()],
     );
     mock.script(
         &l.session_id,
@@ -198,22 +171,7 @@ async fn a_session_signed_out_at_night_holds_the_line_until_a_new_login() {
     let id_file = secret(dir.path(), "api-id", "12345");
     let hash_file = secret(dir.path(), "api-hash", "0123456789abcdef");
     let token_file = secret(dir.path(), "bot-token", BOT_TOKEN);
-    let python = dir.path().join("python");
-    std::fs::write(
-        &python,
-        format!(
-            "#!/bin/sh\nPYTHONPATH={:?} exec python3 \"$@\"\n",
-            repo_root()
-                .join("tests/fixtures/telegram/fake_pyrogram")
-                .display()
-                .to_string()
-        ),
-    )
-    .unwrap();
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
-    }
+    let python = fake_pyrogram_python(dir.path());
     let config = format!(
         "[telegram]\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\ntest_bot_token_file = {:?}\npython = {:?}\n",
         session_dir.display().to_string(),
@@ -223,20 +181,12 @@ async fn a_session_signed_out_at_night_holds_the_line_until_a_new_login() {
         python.display().to_string()
     );
     let d = Daemon::builder()
-        .files(&[
-            ("a.txt", "a\n"),
-            (
-                ".conveyor.toml",
-                "[telegram]\ntest_bot = \"@shop_test_bot\"\nprod_bot = \"@shop_bot\"\n",
-            ),
-            (".conveyor/telegram/pay.toml", PAY),
-        ])
+        .files(&PAY_PROJECT)
         .config(&config)
         .mock()
         .start()
         .await;
     let (c, mock) = (d.client(), d.mock());
-    let l = d.line("pay", "the pay button answers Оплачено").await;
     let blocking = |pre: &conveyor_api::Preflight| {
         pre.items
             .iter()
@@ -244,8 +194,12 @@ async fn a_session_signed_out_at_night_holds_the_line_until_a_new_login() {
             .map(|i| i.message.clone())
             .collect::<Vec<_>>()
     };
+    // The project first: the preflight asks Telegram for the projects with scenarios only.
+    d.project().await;
     let pre = c.preflight().await.unwrap();
     assert!(blocking(&pre).is_empty(), "{pre:#?}");
+    // Scripted right after it is queued, as every line test does (nothing slow in between).
+    let l = d.line("pay", "the pay button answers Оплачено").await;
     mock.script(
         &l.session_id,
         serde_json::json!({

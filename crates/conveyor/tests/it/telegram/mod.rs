@@ -41,35 +41,12 @@ struct FakeWithBot {
 impl FakeWithBot {
     /// `paid`: the bot's `--paid-text` or `--paid-text-file` and its value.
     async fn start(dir: &Path, paid: [&str; 2]) -> FakeWithBot {
-        let (fake, port) = node_server(
-            "mock-telegram.mjs",
-            &[
-                "--token",
-                BOT_TOKEN,
-                "--chat",
-                &CHAT.to_string(),
-                "--username",
-                "shop_test_bot",
-            ],
-            "listening ",
-        );
-        let fake = Kill(fake);
-        let base = format!("http://127.0.0.1:{port}");
-        let token_file = secret(dir, "bot-token", BOT_TOKEN);
-        let bot = Command::new("python3")
-            .arg(repo_root().join("tests/fixtures/telegram/sample_bot.py"))
-            .arg("--api")
-            .arg(&base)
-            .arg("--token-file")
-            .arg(&token_file)
-            .args(paid)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("python3 runs the sample bot");
+        let (fake, base) = fake_telegram();
+        let bot = sample_bot(&base, &secret(dir, "bot-token", BOT_TOKEN), paid);
         let f = FakeWithBot {
             base,
             _fake: fake,
-            _bot: Kill(bot),
+            _bot: bot,
             http: reqwest::Client::builder().no_proxy().build().unwrap(),
         };
         // The bot is ready once its first long poll is held by the fake.
@@ -215,3 +192,70 @@ selector = "#status"
 "##
     )
 }
+
+/// The loopback fake Telegram with the test bot's token and chat; and its base URL.
+fn fake_telegram() -> (Kill, String) {
+    let (fake, port) = node_server(
+        "mock-telegram.mjs",
+        &[
+            "--token",
+            BOT_TOKEN,
+            "--chat",
+            &CHAT.to_string(),
+            "--username",
+            "shop_test_bot",
+        ],
+        "listening ",
+    );
+    (Kill(fake), format!("http://127.0.0.1:{port}"))
+}
+
+/// The sample bot on the fake's Bot API; `paid`: its `--paid-text` or `--paid-text-file` and
+/// the value.
+fn sample_bot(base: &str, token_file: &Path, paid: [&str; 2]) -> Kill {
+    Kill(
+        Command::new("python3")
+            .arg(repo_root().join("tests/fixtures/telegram/sample_bot.py"))
+            .arg("--api")
+            .arg(base)
+            .arg("--token-file")
+            .arg(token_file)
+            .args(paid)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("python3 runs the sample bot"),
+    )
+}
+
+/// A `python` for the real `user_client.py` with the stand-in `pyrogram` first on its path
+/// (tests/fixtures/telegram/fake_pyrogram): a session works or is signed out as its file says.
+fn fake_pyrogram_python(dir: &Path) -> PathBuf {
+    let python = dir.join("python");
+    std::fs::write(
+        &python,
+        format!(
+            "#!/bin/sh\nPYTHONPATH={:?} exec python3 \"$@\"\n",
+            repo_root()
+                .join("tests/fixtures/telegram/fake_pyrogram")
+                .display()
+                .to_string()
+        ),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&python, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    python
+}
+
+/// A project whose main names its test and production bots and has the pay scenario.
+const PAY_PROJECT: [(&str, &str); 3] = [
+    ("a.txt", "a\n"),
+    (
+        ".conveyor.toml",
+        "[telegram]\ntest_bot = \"@shop_test_bot\"\nprod_bot = \"@shop_bot\"\n",
+    ),
+    (".conveyor/telegram/pay.toml", PAY),
+];
