@@ -20,8 +20,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { launch, makeHome, ROOT } from '../../tests/e2e/harness.mjs';
-import { CLAUDE, agentEnvToml, embeddedConnected, makeRepo, openLine, queueLine, startMock, text, writePlan } from '../../tests/e2e/support.mjs';
+import { makeHome, ROOT } from '../../tests/e2e/harness.mjs';
+import { embeddedConnected, launchEmbedded, makeRepo, openLine, queueLine, startMock, text, writePlan } from '../../tests/e2e/support.mjs';
 
 const opens = Number(process.argv.find((a) => /^\d+$/.test(a)) ?? 7);
 const writeDocs = process.argv.includes('--write-docs');
@@ -147,17 +147,7 @@ const mock = await startMock();
 await mock.script('*', {
   1: [writePlan({ steps: [{ title: 'x', task: 'x', size: 'xs' }] }), { ...text('planned'), hold: true }],
 });
-const appData = path.join(dirs.data, 'dev.pult.app');
-fs.mkdirSync(appData, { recursive: true });
-const agentHome = path.join(dirs.home, 'agent-home');
-fs.mkdirSync(agentHome);
-fs.writeFileSync(
-  path.join(appData, 'conveyor.toml'),
-  `claude_bin = ${JSON.stringify(CLAUDE)}\ntick_ms = 100\nagent_env_inherit = false\n` + agentEnvToml(mock, agentHome),
-);
-const app = await launch({
-  env: { HOME: dirs.home, XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, PULT_NO_KEYRING: '1' },
-});
+const { app, appData } = await launchEmbedded(dirs, mock);
 const d = app.driver;
 let result;
 try {

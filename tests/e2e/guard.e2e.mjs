@@ -10,8 +10,21 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, CONVEYORD, agentEnvToml, bash, embeddedConnected, makeRepo, openLine, queueLine, startMock, text, write, writePlan } from './support.mjs';
+import { makeHome, screenshot } from './harness.mjs';
+import {
+  CLAUDE,
+  CONVEYORD,
+  bash,
+  embeddedConnected,
+  launchEmbedded,
+  makeRepo,
+  openLine,
+  queueLine,
+  startMock,
+  text,
+  write,
+  writePlan,
+} from './support.mjs';
 
 const PROJECT = 'guarded';
 const DECIDED = { kind: 'decided', text: 'Version 1.2.0 from the changelog', why: 'the changelog names it' };
@@ -43,19 +56,7 @@ before(async () => {
     ],
   });
 
-  const appData = path.join(dirs.data, 'dev.pult.app');
-  fs.mkdirSync(appData, { recursive: true });
-  const agentHome = path.join(dirs.home, 'agent-home');
-  fs.mkdirSync(agentHome);
-  fs.writeFileSync(
-    path.join(appData, 'conveyor.toml'),
-    `claude_bin = ${JSON.stringify(CLAUDE)}\nhook_bin = ${JSON.stringify(CONVEYORD)}\n` +
-      `tick_ms = 100\nagent_env_inherit = false\nstep_timeout_secs = 300\n` +
-      agentEnvToml(mock, agentHome),
-  );
-  app = await launch({
-    env: { HOME: dirs.home, XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, PULT_NO_KEYRING: '1' },
-  });
+  ({ app } = await launchEmbedded(dirs, mock, `hook_bin = ${JSON.stringify(CONVEYORD)}\n`));
 });
 
 after(async () => {

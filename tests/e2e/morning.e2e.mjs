@@ -26,8 +26,18 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { freePort, launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, agentEnvToml, bash, embeddedConnected, judgeVerdict, makeRepo, startMock, text, writePlan } from './support.mjs';
+import { freePort, makeHome, screenshot } from './harness.mjs';
+import {
+  CLAUDE,
+  bash,
+  embeddedConnected,
+  judgeVerdict,
+  launchEmbedded,
+  makeRepo,
+  startMock,
+  text,
+  writePlan,
+} from './support.mjs';
 import { Key, WAIT_MS } from './webdriver.mjs';
 
 const TOKEN = 'morning-token-0123456789';
@@ -103,23 +113,11 @@ before(async () => {
   });
   await mock.scriptKind('answer', { '*': [text('answers taken')] });
 
-  const appData = path.join(dirs.data, 'dev.pult.app');
-  fs.mkdirSync(appData, { recursive: true });
-  const agentHome = path.join(dirs.home, 'agent-home');
-  fs.mkdirSync(agentHome);
   const port = await freePort();
   url = `http://127.0.0.1:${port}`;
   // The embedded daemon on a known port and token, so the test can set up the night through
   // its API; one slot (see above).
-  fs.writeFileSync(
-    path.join(appData, 'conveyor.toml'),
-    `listen = "127.0.0.1:${port}"\ntoken = "${TOKEN}"\nslots = 1\n` +
-      `claude_bin = ${JSON.stringify(CLAUDE)}\ntick_ms = 100\nagent_env_inherit = false\nstep_timeout_secs = 300\n` +
-      agentEnvToml(mock, agentHome),
-  );
-  app = await launch({
-    env: { HOME: dirs.home, XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, PULT_NO_KEYRING: '1' },
-  });
+  ({ app } = await launchEmbedded(dirs, mock, `listen = "127.0.0.1:${port}"\ntoken = "${TOKEN}"\nslots = 1\n`));
 });
 
 after(async () => {

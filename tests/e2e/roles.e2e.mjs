@@ -15,13 +15,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launch, makeHome, screenshot } from './harness.mjs';
+import { makeHome, screenshot } from './harness.mjs';
 import {
   CLAUDE,
-  agentEnvToml,
   bash,
   embeddedConnected,
   git,
+  launchEmbedded,
   makeRepo,
   openLine,
   queueLine,
@@ -69,18 +69,7 @@ before(async () => {
     7: [bash('cat hello.txt'), roleVerdict('pass'), text('good')],
   });
 
-  const appData = path.join(dirs.data, 'dev.pult.app');
-  fs.mkdirSync(appData, { recursive: true });
-  const agentHome = path.join(dirs.home, 'agent-home');
-  fs.mkdirSync(agentHome);
-  fs.writeFileSync(
-    path.join(appData, 'conveyor.toml'),
-    `claude_bin = ${JSON.stringify(CLAUDE)}\ntick_ms = 100\nagent_env_inherit = false\nstep_timeout_secs = 300\n` +
-      agentEnvToml(mock, agentHome),
-  );
-  app = await launch({
-    env: { HOME: dirs.home, XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, PULT_NO_KEYRING: '1' },
-  });
+  ({ app } = await launchEmbedded(dirs, mock));
 });
 
 after(async () => {

@@ -4,7 +4,7 @@
 import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ROOT } from './harness.mjs';
+import { launch, ROOT } from './harness.mjs';
 import { WAIT_MS } from './webdriver.mjs';
 
 export const CLAUDE = path.join(ROOT, 'node_modules', '.bin', 'claude');
@@ -244,4 +244,27 @@ export function startListening(script, args) {
       });
     });
   });
+}
+
+/**
+ * Starts the app with its daemon embedded and pointed at `mock`: the daemon's `conveyor.toml`
+ * in the app's data folder (`extra`, top-level TOML lines, first; then the real `claude`, a
+ * 100 ms tick, and the agent's own home with the mock's environment only), and the app on
+ * `dirs` (makeHome) without the keyring. Resolves to { app, appData, agentHome }.
+ */
+export async function launchEmbedded(dirs, mock, extra = '') {
+  const appData = path.join(dirs.data, 'dev.pult.app');
+  fs.mkdirSync(appData, { recursive: true });
+  const agentHome = path.join(dirs.home, 'agent-home');
+  fs.mkdirSync(agentHome, { recursive: true });
+  fs.writeFileSync(
+    path.join(appData, 'conveyor.toml'),
+    extra +
+      `claude_bin = ${JSON.stringify(CLAUDE)}\ntick_ms = 100\nagent_env_inherit = false\nstep_timeout_secs = 300\n` +
+      agentEnvToml(mock, agentHome),
+  );
+  const app = await launch({
+    env: { HOME: dirs.home, XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, PULT_NO_KEYRING: '1' },
+  });
+  return { app, appData, agentHome };
 }

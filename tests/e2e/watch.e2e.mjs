@@ -10,8 +10,19 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
-import { launch, makeHome, screenshot } from './harness.mjs';
-import { CLAUDE, agentEnvToml, bash, embeddedConnected, makeRepo, openLine, queueLine, startMock, text, writePlan } from './support.mjs';
+import { makeHome, screenshot } from './harness.mjs';
+import {
+  CLAUDE,
+  bash,
+  embeddedConnected,
+  launchEmbedded,
+  makeRepo,
+  openLine,
+  queueLine,
+  startMock,
+  text,
+  writePlan,
+} from './support.mjs';
 
 const PROJECT = 'watch';
 
@@ -38,18 +49,7 @@ before(async () => {
       { ...text('Готово: файлов **два**.'), hold: true },
     ],
   });
-  const appData = path.join(dirs.data, 'dev.pult.app');
-  fs.mkdirSync(appData, { recursive: true });
-  agentHome = path.join(dirs.home, 'agent-home');
-  fs.mkdirSync(agentHome);
-  fs.writeFileSync(
-    path.join(appData, 'conveyor.toml'),
-    `claude_bin = ${JSON.stringify(CLAUDE)}\ntick_ms = 100\nagent_env_inherit = false\nstep_timeout_secs = 300\n` +
-      agentEnvToml(mock, agentHome),
-  );
-  app = await launch({
-    env: { HOME: dirs.home, XDG_CONFIG_HOME: dirs.config, XDG_DATA_HOME: dirs.data, PULT_NO_KEYRING: '1' },
-  });
+  ({ app, agentHome } = await launchEmbedded(dirs, mock));
 });
 
 after(async () => {

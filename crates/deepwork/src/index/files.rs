@@ -47,7 +47,7 @@ pub struct Index {
     pub(super) rules: HashMap<PathBuf, Stamp>,
     pub(super) stats: IndexStats,
     /// What each refresh added and removed, whoever asked for it (`refresh::Journal`).
-    pub(super) journal: super::refresh::Journal,
+    pub(super) journal: super::journal::Journal,
 }
 
 impl Index {
@@ -59,7 +59,7 @@ impl Index {
             dirs: HashMap::new(),
             rules: HashMap::new(),
             stats: IndexStats::default(),
-            journal: super::refresh::Journal::default(),
+            journal: super::journal::Journal::default(),
         };
         index.rebuild();
         index

@@ -10,6 +10,7 @@
 //! ignore file, by which `refresh` tells what changed since and lists only that again.
 
 mod files;
+mod journal;
 mod refresh;
 mod stamp;
 #[cfg(test)]
@@ -17,4 +18,5 @@ mod tests;
 
 pub(crate) use files::full_path_into;
 pub use files::{Index, IndexStats, IndexedFile};
-pub use refresh::{PathChanges, Refreshed};
+pub use journal::PathChanges;
+pub use refresh::Refreshed;
