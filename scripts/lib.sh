@@ -271,14 +271,16 @@ win_imports() {
 # win_check_imports EXE [DLL...]: EXE imports only stock Windows DLLs and the DLLs named (each
 # of which must then sit beside it), or an error naming EXE and every DLL that is neither.
 win_check_imports() {
-  local exe=$1 dll bad=() extra
+  local exe=$1 dll bad=() extra stock
   shift
+  # The list's line breaks as spaces, so every name has one on both sides.
+  stock=" ${WIN_STOCK_DLLS//$'\n'/ } "
   extra=" $(printf '%s ' "$@")"
   extra=${extra,,}
   [ -f "$exe" ] || { echo "error: $exe: not built" >&2; return 1; }
   while read -r dll; do
     case "$dll" in api-ms-win-*) continue ;; esac
-    [[ "$WIN_STOCK_DLLS" == *" $dll "* ]] && continue
+    [[ "$stock" == *" $dll "* ]] && continue
     if [[ "$extra" == *" $dll "* ]]; then
       # Windows finds DLLs by name whatever their case.
       local f found=0
