@@ -251,3 +251,52 @@ win_fixtures() {
   fi
   echo "$exe"
 }
+
+# The DLLs a program of ours may import: those every Windows 10 and 11 has in System32 (and
+# the api-ms-win-* API sets, which map onto them). Anything else, a mingw runtime DLL such as
+# libwinpthread-1.dll or libgcc_s_seh-1.dll above all, would make the exe fail to start on a
+# clean Windows with "the code execution cannot proceed". A new system DLL a dependency starts
+# to import goes here once it is known to ship with Windows 10.
+WIN_STOCK_DLLS=" advapi32.dll bcrypt.dll bcryptprimitives.dll combase.dll comctl32.dll comdlg32.dll
+  crypt32.dll d2d1.dll d3d11.dll dwmapi.dll dwrite.dll dxgi.dll gdi32.dll gdiplus.dll imm32.dll
+  iphlpapi.dll kernel32.dll msimg32.dll msvcrt.dll ncrypt.dll netapi32.dll ntdll.dll ole32.dll
+  oleacc.dll oleaut32.dll powrprof.dll propsys.dll psapi.dll rpcrt4.dll secur32.dll setupapi.dll
+  shcore.dll shell32.dll shlwapi.dll uiautomationcore.dll user32.dll userenv.dll uxtheme.dll
+  version.dll winhttp.dll winmm.dll winspool.drv ws2_32.dll wtsapi32.dll "
+
+# win_imports EXE: the DLLs EXE imports, lower-cased, one a line, each once.
+win_imports() {
+  x86_64-w64-mingw32-objdump -p "$1" | sed -n 's/^[[:space:]]*DLL Name: //p' | tr '[:upper:]' '[:lower:]' | sort -u
+}
+
+# win_check_imports EXE [DLL...]: EXE imports only stock Windows DLLs and the DLLs named (each
+# of which must then sit beside it), or an error naming EXE and every DLL that is neither.
+win_check_imports() {
+  local exe=$1 dll bad=() extra stock
+  shift
+  # The list's line breaks as spaces, so every name has one on both sides.
+  stock=" ${WIN_STOCK_DLLS//$'\n'/ } "
+  extra=" $(printf '%s ' "$@")"
+  extra=${extra,,}
+  [ -f "$exe" ] || { echo "error: $exe: not built" >&2; return 1; }
+  while read -r dll; do
+    case "$dll" in api-ms-win-*) continue ;; esac
+    [[ "$stock" == *" $dll "* ]] && continue
+    if [[ "$extra" == *" $dll "* ]]; then
+      # Windows finds DLLs by name whatever their case.
+      local f found=0
+      for f in "$(dirname "$exe")"/*; do
+        f=${f##*/}
+        [ "${f,,}" = "$dll" ] && found=1
+      done
+      [ "$found" = 1 ] || bad+=("$dll (not beside it)")
+      continue
+    fi
+    bad+=("$dll")
+  done < <(win_imports "$exe")
+  if [ ${#bad[@]} -gt 0 ]; then
+    echo "error: $exe imports DLLs a stock Windows 10/11 lacks: ${bad[*]} (x86_64-w64-mingw32-objdump -p shows the import table; scripts/lib.sh, WIN_STOCK_DLLS, lists what is allowed)" >&2
+    return 1
+  fi
+  echo "$exe: imports $(win_imports "$exe" | tr '\n' ' ')" >&2
+}
