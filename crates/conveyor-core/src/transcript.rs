@@ -113,12 +113,24 @@ impl Reader {
     /// Lines that are not JSON, and events that show nothing (`system`, rate limits), are
     /// skipped.
     pub fn read(&mut self, text: &str, at: Option<&str>) -> Parsed {
+        self.read_each(text, at, |_| {})
+    }
+
+    /// [`Reader::read`], handing each whole line's JSON to `also` as well (say, to meter its
+    /// usage), so the log is parsed once.
+    pub fn read_each(
+        &mut self,
+        text: &str,
+        at: Option<&str>,
+        mut also: impl FnMut(&Value),
+    ) -> Parsed {
         let whole = text.rfind('\n').map_or(0, |i| i + 1);
         let mut events = Vec::new();
         for line in text[..whole].lines() {
             let Ok(v) = serde_json::from_str::<Value>(line) else {
                 continue;
             };
+            also(&v);
             self.line(&v, at, &mut events);
         }
         Parsed { events, whole }

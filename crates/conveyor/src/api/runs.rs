@@ -117,17 +117,14 @@ async fn transcript(
         None => String::new(),
     };
     let after = after.unwrap_or(0);
-    let mut events = Reader::new(secrets(&st).await, OUTPUT_LIMIT)
-        .read(&text, None)
-        .events;
-    events.retain(|e| i64::try_from(e.seq).unwrap_or(i64::MAX) > after);
     // So far: the same meter as the budget's live cost, over the whole lines written.
     let mut meter = Meter::default();
-    for line in text.lines() {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line) {
-            meter.feed(&v);
-        }
-    }
+    let mut events = Reader::new(secrets(&st).await, OUTPUT_LIMIT)
+        .read_each(&text, None, |v| {
+            meter.feed(v);
+        })
+        .events;
+    events.retain(|e| i64::try_from(e.seq).unwrap_or(i64::MAX) > after);
     let t = meter.total();
     let tokens = Tokens {
         input: t.input,

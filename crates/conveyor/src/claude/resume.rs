@@ -52,8 +52,8 @@ impl Resumer<'_> {
     }
 }
 
-/// `s` as one word for a POSIX shell: as it is when nothing in it is special, else in single
-/// quotes (a quote inside closed, escaped and reopened).
+/// `s` as one word for a POSIX shell: as it is when nothing in it is special (the command is
+/// read before it is pasted), else quoted as the hooks quote.
 fn word(s: &str) -> String {
     let plain = !s.is_empty()
         && s.bytes()
@@ -61,7 +61,7 @@ fn word(s: &str) -> String {
     if plain {
         s.to_string()
     } else {
-        format!("'{}'", s.replace('\'', r"'\''"))
+        crate::hook::quote(s)
     }
 }
 
