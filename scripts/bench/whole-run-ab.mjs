@@ -20,40 +20,17 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { options, scratch, which } from './whole-run.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const deepwork = opt('deepwork');
-if (!deepwork) {
-  console.error('usage: node whole-run-ab.mjs --deepwork PATH [--dir D] [--text T] [--glob G] [--rounds N] [--warmup N] [--baseline PATH]');
-  process.exit(2);
-}
-const dir = path.resolve(opt('dir', path.join(os.homedir(), '.cargo/registry/src')));
-const text = opt('text', 'unsafe impl Send for');
-const glob = opt('glob', '*.rs');
+const { opt, deepwork, dir, text, glob } = options(
+  'node whole-run-ab.mjs --deepwork PATH [--dir D] [--text T] [--glob G] [--rounds N] [--warmup N] [--baseline PATH]',
+);
 const baseline = opt('baseline');
 const rounds = Number(opt('rounds', 15));
 const warmup = Number(opt('warmup', 2));
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bridge = path.join(root, 'tests/fixtures/fake-bridge.mjs');
-const which = (names) => names.find((n) => spawnSync('sh', ['-c', `command -v ${n}`]).status === 0);
 const rg = which(['rg']);
 const fd = which(['fdfind', 'fd']);
-
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'whole-run-ab-'));
-const config = (name, extra) => {
-  const p = path.join(tmp, name);
-  fs.writeFileSync(p, JSON.stringify({ bridge, chat: 'bench', steps: 4, ...extra }));
-  return p;
-};
-const scenario = path.join(tmp, 'scenario.json');
-fs.writeFileSync(scenario, JSON.stringify({ steps: [{ answer: `=== FIND: ${text} ===\n=== LIST: **/${glob} ===\n` }, { answer: 'Done.' }] }));
-const log = path.join(tmp, 'calls.jsonl');
-const env = { ...process.env, FAKE_BRIDGE_SCENARIO: scenario, FAKE_BRIDGE_LOG: log };
+const { env, log, config, remove } = scratch('whole-run-ab-', { text, glob });
 const commands = [
   ['early', deepwork, ['--config', config('early.json', {}), '--dir', dir, 'Where is it?']],
   ['late', deepwork, ['--config', config('late.json', { prespawn: false }), '--dir', dir, 'Where is it?']],
@@ -78,7 +55,7 @@ for (let r = -warmup; r < rounds; r++) {
     if (r >= 0) times[name].push(ms);
   }
 }
-fs.rmSync(tmp, { recursive: true, force: true });
+remove();
 
 const stat = (xs) => {
   const s = [...xs].sort((a, b) => a - b);

@@ -12,34 +12,14 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { options, scratch, which } from './whole-run.mjs';
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const deepwork = opt('deepwork');
-if (!deepwork) {
-  console.error('usage: node whole-run-profile.mjs --deepwork PATH [--dir D] [--text T] [--glob G] [--runs N]');
-  process.exit(2);
-}
-const dir = path.resolve(opt('dir', path.join(os.homedir(), '.cargo/registry/src')));
-const text = opt('text', 'unsafe impl Send for');
-const glob = opt('glob', '*.rs');
+const { opt, deepwork, dir, text, glob } = options(
+  'node whole-run-profile.mjs --deepwork PATH [--dir D] [--text T] [--glob G] [--runs N]',
+);
 const runs = Number(opt('runs', 11));
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const bridge = path.join(root, 'tests/fixtures/fake-bridge.mjs');
-const which = (names) => names.find((n) => spawnSync('sh', ['-c', `command -v ${n}`]).status === 0);
-
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'whole-run-profile-'));
-const config = path.join(tmp, 'config.json');
-fs.writeFileSync(config, JSON.stringify({ bridge, chat: 'bench', steps: 4 }));
-const scenario = path.join(tmp, 'scenario.json');
-fs.writeFileSync(scenario, JSON.stringify({ steps: [{ answer: `=== FIND: ${text} ===\n=== LIST: **/${glob} ===\n` }, { answer: 'Done.' }] }));
-const log = path.join(tmp, 'calls.jsonl');
-const env = { ...process.env, FAKE_BRIDGE_SCENARIO: scenario, FAKE_BRIDGE_LOG: log };
+const { env, log, config: configFile, remove } = scratch('whole-run-profile-', { text, glob });
+const config = configFile('config.json');
 
 // The phases, each from the previous mark to the line that ends it.
 const marks = [
@@ -108,6 +88,6 @@ for (let r = 0; r < runs; r++) {
   others['rg -F -n'].push(timeOf(rg, ['-F', '-n', text]));
   others['fd --type f -g'].push(timeOf(fd, ['--type', 'f', '-g', glob]));
 }
-fs.rmSync(tmp, { recursive: true, force: true });
+remove();
 console.log(`${dir}: ${runs} runs, medians; ${os.loadavg()[0].toFixed(2)} load average at the end`);
 for (const [name, ts] of [...phases, ...Object.entries(others)]) console.log(`${name.padEnd(36)} ${median(ts).toFixed(1).padStart(7)} ms`);
