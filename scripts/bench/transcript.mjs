@@ -124,18 +124,6 @@ const PLAIN = `
   return true;
 `;
 
-async function asyncScript(d, body, args) {
-  // WebDriver's async execute: the script's last argument is the callback.
-  const res = await fetch(d.url('/execute/async'), {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ script: body, args }),
-  });
-  const json = await res.json();
-  if (!res.ok || json.value?.error) throw new Error(`execute/async: ${json.value?.message ?? res.status}`);
-  return json.value;
-}
-
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 const frameStats = (f) => ({ median_ms: median(f), p95_ms: pct(f, 95), worst_ms: Math.max(...f), frames: f.length });
@@ -172,9 +160,7 @@ try {
   const ipc = [];
   for (let i = 0; i < 3; i++) {
     ipc.push(
-      await asyncScript(
-        d,
-        `const [id, done] = arguments; const t0 = performance.now();
+      await d.scriptAsync(`const [id, done] = arguments; const t0 = performance.now();
          window.__TAURI_INTERNALS__.invoke('conveyor_transcript', { runId: id, after: 0 })
            .then((t) => done(t.events.length === ${EVENTS} ? performance.now() - t0 : -1), () => done(-1));`,
         [runId],
@@ -186,16 +172,16 @@ try {
   for (let i = 0; i < opens; i++) {
     await d.click(item);
     await d.until(async () => (await d.findAll('[data-testid=run-view]')).length === 0, 'the run closed');
-    const t = await asyncScript(d, OPEN, [item, EVENTS]);
+    const t = await d.scriptAsync(OPEN, [item, EVENTS]);
     if (t < 0) {
       const v = await d.script("return document.querySelector('[data-testid=line-detail]')?.innerText.slice(0, 3000)");
       throw new Error(`the run did not open: ${v}`);
     }
     times.push(t);
   }
-  const scroll = await asyncScript(d, SCROLL, ['[data-testid=run-scroller]', FRAMES]);
+  const scroll = await d.scriptAsync(SCROLL, ['[data-testid=run-scroller]', FRAMES]);
   await d.script(PLAIN, [EVENTS]);
-  const plain = await asyncScript(d, SCROLL, ['#plain-rows', FRAMES]);
+  const plain = await d.scriptAsync(SCROLL, ['#plain-rows', FRAMES]);
   result = {
     events: EVENTS,
     log_bytes: fs.statSync(path.join(dir, log)).size,

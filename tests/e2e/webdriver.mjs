@@ -147,6 +147,12 @@ export class WebDriver {
     return request(this.url('/execute/sync'), 'POST', { script: body, args });
   }
 
+  /** Runs `body` in the page with `args` and a callback last; resolves to what it is called with
+   * (the driver's script timeout bounds it). */
+  async scriptAsync(body, args = []) {
+    return request(this.url('/execute/async'), 'POST', { script: body, args });
+  }
+
   async screenshot() {
     return Buffer.from(await request(this.url('/screenshot'), 'GET'), 'base64');
   }
