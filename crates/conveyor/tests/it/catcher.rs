@@ -4,7 +4,6 @@
 //! lines; the vault's check as a real shell command.
 
 use std::path::Path;
-use std::process::Child;
 
 use conveyor_api::{ErrorCode, LineState, NewLine, OutboxKind, OutboxState, QuestionStatus};
 use serde_json::{Value, json};
@@ -16,57 +15,6 @@ const CHAT: i64 = 4242;
 /// A chat the bot has also been in (a chat id configured before): not Anton's now.
 const OTHER_CHAT: i64 = 777;
 const PF_TOKEN: &str = "pf-token";
-
-/// A Node test double on a free loopback port (`listening <port>` on its stdout).
-struct Double {
-    child: Child,
-    url: String,
-    http: reqwest::Client,
-}
-
-impl Double {
-    fn start(script: &str, args: &[String]) -> Double {
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (child, port) = node_server(script, &args, "listening ");
-        Double {
-            child,
-            url: format!("http://127.0.0.1:{port}"),
-            http: reqwest::Client::new(),
-        }
-    }
-
-    async fn get(&self, path: &str) -> Value {
-        self.http
-            .get(format!("{}{path}", self.url))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
-    }
-
-    async fn post(&self, path: &str, body: Value) -> Value {
-        let r = self
-            .http
-            .post(format!("{}{path}", self.url))
-            .json(&body)
-            .send()
-            .await
-            .unwrap();
-        let status = r.status();
-        let v: Value = r.json().await.unwrap();
-        assert!(status.is_success(), "{path}: {status} {v}");
-        v
-    }
-}
-
-impl Drop for Double {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// The mock Bot API, knowing Anton's chat and another one; it refuses a second message to a
 /// chat within a second, as Telegram's flood control does.

@@ -49,6 +49,61 @@ pub fn node_server(script: &str, args: &[&str], prefix: &str) -> (Child, u16) {
     (child, port)
 }
 
+/// A Node test double of `tests/fixtures` on a free loopback port (`listening <port>` on its
+/// stdout: the fake Telegram, the PlanFix mock), stopped when dropped.
+pub struct Double {
+    child: Child,
+    pub url: String,
+    pub http: reqwest::Client,
+}
+
+impl Double {
+    pub fn start(script: &str, args: &[String]) -> Double {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (child, port) = node_server(script, &args, "listening ");
+        Double {
+            child,
+            url: format!("http://127.0.0.1:{port}"),
+            // Loopback only: never through a proxy the environment names.
+            http: reqwest::Client::builder().no_proxy().build().unwrap(),
+        }
+    }
+
+    /// `GET path`'s JSON.
+    pub async fn get(&self, path: &str) -> Value {
+        self.http
+            .get(format!("{}{path}", self.url))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap()
+    }
+
+    /// `POST path` with `body`; its JSON, the status checked.
+    pub async fn post(&self, path: &str, body: Value) -> Value {
+        let r = self
+            .http
+            .post(format!("{}{path}", self.url))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = r.status();
+        let v: Value = r.json().await.unwrap();
+        assert!(status.is_success(), "{path}: {status} {v}");
+        v
+    }
+}
+
+impl Drop for Double {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// The mock Anthropic API (`tests/fixtures/mock-anthropic.mjs`) on a free loopback port.
 pub struct Mock {
     child: Child,

@@ -8,7 +8,7 @@ async fn a_bot_scenario_sends_presses_and_sees_the_edit() {
     let dir = tempfile::tempdir().unwrap();
     let tg = FakeWithBot::start(dir.path(), ["--paid-text", "Оплачено ✅"]).await;
     let p = project(dir.path(), &[("pay.toml", PAY)]);
-    let r = telegram_check(&fake_config(dir.path(), &tg.base), &p, &[]);
+    let r = telegram_check(&fake_config(dir.path(), tg.base()), &p, &[]);
     assert_eq!(
         (r.code, r.stdout.as_str()),
         (0, "pay: passed\n"),
@@ -36,7 +36,7 @@ async fn a_changed_reply_is_a_finding_and_prod_bot_is_refused_with_nothing_sent(
     let tg = FakeWithBot::start(dir.path(), ["--paid-text", "Ошибка оплаты"]).await;
     let prod = PAY.replace("target = \"bot\"", "target = \"bot\"\nbot = \"@Shop_Bot\"");
     let p = project(dir.path(), &[("pay.toml", PAY), ("prod.toml", &prod)]);
-    let cfg = fake_config(dir.path(), &tg.base);
+    let cfg = fake_config(dir.path(), tg.base());
 
     // Aimed at the production bot: refused before anything is sent.
     let r = telegram_check(&cfg, &p, &["--scenario", ".conveyor/telegram/prod.toml"]);
@@ -66,7 +66,7 @@ async fn a_missing_button_and_a_bad_file_say_what_and_where() {
     let tg = FakeWithBot::start(dir.path(), ["--paid-text", "Оплачено ✅"]).await;
     let nobutton = PAY.replace("press = \"Оплатить\"", "press = \"Купить\"");
     let p = project(dir.path(), &[("buy.toml", &nobutton)]);
-    let cfg = fake_config(dir.path(), &tg.base);
+    let cfg = fake_config(dir.path(), tg.base());
     let r = telegram_check(&cfg, &p, &[]);
     assert_eq!(
         (r.code, r.stdout.as_str()),

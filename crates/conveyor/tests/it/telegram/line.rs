@@ -33,7 +33,8 @@ async fn a_line_whose_bot_answers_wrong_goes_back_with_the_finding_and_the_fix_p
     std::fs::write(&hash_file, "HASH-SECRET-17\n").unwrap();
 
     let tmp = tempfile::tempdir().unwrap();
-    let (_fake, base) = fake_telegram();
+    let fake = fake_telegram();
+    let base = &fake.url;
     let config = format!(
         "[telegram]\nfake_api = \"{base}\"\nfake_chat = {CHAT}\nsession_dir = {:?}\napi_id_file = {:?}\napi_hash_file = {:?}\n",
         session_dir.display().to_string(),
@@ -52,7 +53,7 @@ async fn a_line_whose_bot_answers_wrong_goes_back_with_the_finding_and_the_fix_p
     let wt = d.worktree(&l.id);
     let paid = wt.join("paid.txt");
     let _bot = sample_bot(
-        &base,
+        base,
         &secret(tmp.path(), "bot-token", BOT_TOKEN),
         ["--paid-text-file", paid.to_str().unwrap()],
     );

@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use serde_json::Value;
 
 use crate::support::{
-    Daemon, bash, node_server, repo_root, text, wait_for, wait_state, write, write_plan,
+    Daemon, Double, bash, repo_root, text, wait_for, wait_state, write, write_plan,
 };
 
 const BOT_TOKEN: &str = "7001:test-bot-token";
@@ -32,23 +32,16 @@ impl Drop for Kill {
 
 /// The fake Telegram with the sample bot polling it.
 struct FakeWithBot {
-    base: String,
-    _fake: Kill,
+    fake: Double,
     _bot: Kill,
-    http: reqwest::Client,
 }
 
 impl FakeWithBot {
     /// `paid`: the bot's `--paid-text` or `--paid-text-file` and its value.
     async fn start(dir: &Path, paid: [&str; 2]) -> FakeWithBot {
-        let (fake, base) = fake_telegram();
-        let bot = sample_bot(&base, &secret(dir, "bot-token", BOT_TOKEN), paid);
-        let f = FakeWithBot {
-            base,
-            _fake: fake,
-            _bot: bot,
-            http: reqwest::Client::builder().no_proxy().build().unwrap(),
-        };
+        let fake = fake_telegram();
+        let bot = sample_bot(&fake.url, &secret(dir, "bot-token", BOT_TOKEN), paid);
+        let f = FakeWithBot { fake, _bot: bot };
         // The bot is ready once its first long poll is held by the fake.
         wait_for(30, "the sample bot's first getUpdates", || async {
             let calls = f.get("/test/calls").await;
@@ -63,15 +56,12 @@ impl FakeWithBot {
         f
     }
 
+    fn base(&self) -> &str {
+        &self.fake.url
+    }
+
     async fn get(&self, path: &str) -> Value {
-        self.http
-            .get(format!("{}{path}", self.base))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap()
+        self.fake.get(path).await
     }
 
     async fn messages(&self) -> Vec<Value> {
@@ -193,21 +183,19 @@ selector = "#status"
     )
 }
 
-/// The loopback fake Telegram with the test bot's token and chat; and its base URL.
-fn fake_telegram() -> (Kill, String) {
-    let (fake, port) = node_server(
+/// The loopback fake Telegram with the test bot's token and chat.
+fn fake_telegram() -> Double {
+    Double::start(
         "mock-telegram.mjs",
         &[
-            "--token",
-            BOT_TOKEN,
-            "--chat",
-            &CHAT.to_string(),
-            "--username",
-            "shop_test_bot",
+            "--token".into(),
+            BOT_TOKEN.into(),
+            "--chat".into(),
+            CHAT.to_string(),
+            "--username".into(),
+            "shop_test_bot".into(),
         ],
-        "listening ",
-    );
-    (Kill(fake), format!("http://127.0.0.1:{port}"))
+    )
 }
 
 /// The sample bot on the fake's Bot API; `paid`: its `--paid-text` or `--paid-text-file` and
