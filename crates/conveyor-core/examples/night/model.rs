@@ -51,3 +51,27 @@ pub(super) struct Trace {
     pub(super) demand: f64,
     pub(super) max_rate: f64,
 }
+
+impl Trace {
+    /// A night of `lines` (its demand their steps' cost), after `history` (sorted by when
+    /// each run finished).
+    pub(super) fn new(
+        seed: Option<u64>,
+        lines: Vec<Line>,
+        mut history: Vec<Run>,
+        max_rate: f64,
+    ) -> Trace {
+        history.sort_by_key(|r| r.finished_ms);
+        let demand = lines
+            .iter()
+            .flat_map(|l| l.steps.iter().map(|s| s.cost))
+            .sum();
+        Trace {
+            seed,
+            lines,
+            history,
+            demand,
+            max_rate,
+        }
+    }
+}

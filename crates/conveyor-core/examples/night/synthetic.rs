@@ -183,18 +183,7 @@ pub(super) fn trace(dist: Dist, seed: u64, sizes: Option<f64>) -> Trace {
             kept: 0.0,
         });
     }
-    history.sort_by_key(|r| r.finished_ms);
-    let demand = lines
-        .iter()
-        .flat_map(|l| l.steps.iter().map(|s| s.cost))
-        .sum();
-    Trace {
-        seed: Some(seed),
-        lines,
-        history,
-        demand,
-        max_rate,
-    }
+    Trace::new(Some(seed), lines, history, max_rate)
 }
 
 /// Projects of the "projects" night, lines drawn over them.
@@ -218,9 +207,7 @@ fn pareto(rng: &mut Rng, alpha: f64) -> f64 {
 /// scales, fresh draws) make the history, one a day before tonight; 0 is a cold start.
 /// `sizes` as in [`trace`].
 pub(super) fn projects(seed: u64, earlier: usize, threshold: f64, sizes: Option<f64>) -> Trace {
-    let state = 0x9A0_0000 + seed * 7919;
-    let mut rng = Rng(state);
-    let scales: Vec<f64> = (0..PROJECTS).map(|_| rng.range(0.5, 2.2)).collect();
+    let (state, scales) = project_scales(seed);
     let night = |n: u64| projects_night(state, n, &scales, threshold, sizes);
     let (lines, max_rate) = night(0);
     let mut history = Vec::new();
@@ -229,18 +216,7 @@ pub(super) fn projects(seed: u64, earlier: usize, threshold: f64, sizes: Option<
         #[allow(clippy::cast_possible_wrap)]
         history.extend(runs_of(&past, -(k as i64) * 24 * 60));
     }
-    history.sort_by_key(|r| r.finished_ms);
-    let demand = lines
-        .iter()
-        .flat_map(|l| l.steps.iter().map(|s| s.cost))
-        .sum();
-    Trace {
-        seed: Some(seed),
-        lines,
-        history,
-        demand,
-        max_rate,
-    }
+    Trace::new(Some(seed), lines, history, max_rate)
 }
 
 /// The earlier night `k` (days before tonight) of [`projects`]'s night `seed`.
@@ -250,10 +226,16 @@ pub(super) fn projects_earlier(
     threshold: f64,
     sizes: Option<f64>,
 ) -> Vec<Line> {
+    let (state, scales) = project_scales(seed);
+    projects_night(state, k as u64, &scales, threshold, sizes).0
+}
+
+/// The projects of night `seed` of the "projects" kind: its random state and each project's
+/// scale (0.5–2.2× its kinds' means), the same on every earlier night of those projects.
+fn project_scales(seed: u64) -> (u64, Vec<f64>) {
     let state = 0x9A0_0000 + seed * 7919;
     let mut rng = Rng(state);
-    let scales: Vec<f64> = (0..PROJECTS).map(|_| rng.range(0.5, 2.2)).collect();
-    projects_night(state, k as u64, &scales, threshold, sizes).0
+    (state, (0..PROJECTS).map(|_| rng.range(0.5, 2.2)).collect())
 }
 
 /// One night of the projects' lines (`n`: 0 tonight, k the night k days before), and the

@@ -122,19 +122,9 @@ pub(super) fn read_trace(path: &str) -> Result<Trace, String> {
             }
         })
         .collect();
-    let demand = lines
-        .iter()
-        .flat_map(|l| l.steps.iter().map(|s| s.cost))
-        .sum();
-    Ok(Trace {
-        seed: None,
-        lines,
-        // A trace is a night of its own: the policy starts cold (its estimates from the
-        // config's cold start), as on a first night.
-        history: Vec::new(),
-        demand,
-        max_rate,
-    })
+    // A trace is a night of its own: the policy starts cold (its estimates from the config's
+    // cold start), as on a first night.
+    Ok(Trace::new(None, lines, Vec::new(), max_rate))
 }
 
 /// Writes `lines` as a trace file (the seven-column form), the lines in priority order (the
