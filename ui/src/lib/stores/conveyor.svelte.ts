@@ -232,7 +232,8 @@ export class ConveyorStore {
     for (const r of TOUCHES[e.kind] ?? []) {
       if (r !== 'detail' || e.line_id === null || e.line_id === this.selectedId) this.dirty.add(r);
     }
-    this.schedule();
+    // A run's events (many a second) touch no page: no round of empty reloads for them.
+    if (this.dirty.size > 0) this.schedule();
   }
 
   /** The event stream came back after a break: events may have been missed, so everything
