@@ -143,14 +143,15 @@ test("a step's conversation, live: its calls unfold, the resume command is copie
   }, 'the command on the X clipboard');
   assert.equal(clipboard, live.resume);
 
-  // Let the last turn through: the same view shows it and says the run ended.
+  // Let the last turn through: the same view shows it and says the run ended. Two reads say
+  // so, the transcript's `done` and the run's outcome (the line's runs, reloaded on the step's
+  // event): the view is waited on until both have come, and fails if either never does.
   await mock.release(held.session);
   const end = await d.until(async () => {
     const v = await view(d);
-    return v?.done ? v : null;
-  }, 'the run ended in the open view', 120000);
+    return v?.done && v.outcome !== 'running' ? v : null;
+  }, 'the run ended in the open view, its outcome too', 120000);
   assert.equal(end.id, live.id, 'the same run stays open');
-  assert.notEqual(end.outcome, 'running');
   assert.ok(!end.live);
   assert.deepEqual(end.rows.slice(-2), ['text', 'result']);
   assert.ok(end.texts.includes('<p>Готово: файлов <strong>два</strong>.</p>'), end.texts.join('\n'));
