@@ -301,6 +301,7 @@ pub(super) fn simulate(
                             live_usd: r.charged,
                             rate_usd_min: r.reserve.rate_usd_min,
                             started_ms,
+                            tail: None,
                         });
                     }
                     Some(if live {

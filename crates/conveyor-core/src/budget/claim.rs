@@ -2,10 +2,11 @@
 //! counted for as it spends, and how the claims add up over time against the spending that
 //! leaves a rolling pool ([`Policy::peak`], what admission checks).
 
+use super::estimate::MIN_SAMPLES;
 use super::policy::Policy;
 use super::pool::Pool;
 use super::quantile::quantile;
-use super::snapshot::{Class, Reserve, Run, Snapshot};
+use super::snapshot::{Class, Reserve, Run, Snapshot, Tail};
 use super::time::MINUTE_MS;
 
 /// A running step's claim rests on the samples that cost at least its spend so far while
@@ -26,7 +27,14 @@ impl Policy {
         let class = class.into();
         let floor = step.map_or(0.0, |s| self.retry_floor(runs, s));
         let est = self.estimate(runs, class, Some(project)).usd.max(floor);
-        self.reserve(runs, class, project, est)
+        let mut r = self.reserve(runs, class, project, est);
+        // An attempt after a miss costs at least what the miss spent.
+        if let Some(t) = &mut r.tail {
+            for p in &mut t.0 {
+                *p = p.max(floor);
+            }
+        }
+        r
     }
 
     /// The claim of a step with this estimate, spread at its kind's rate.
@@ -37,11 +45,14 @@ impl Policy {
         project: &str,
         estimate_usd: f64,
     ) -> Reserve {
+        let h = self.history(runs, class.into(), Some(project));
         Reserve {
             estimate_usd,
             live_usd: 0.0,
-            rate_usd_min: self.rate(&self.history(runs, class.into(), Some(project))),
+            rate_usd_min: self.rate(&h),
             started_ms: None,
+            // The runs the estimate rests on, raised as it is by recent misses.
+            tail: Tail::of(&h.samples, MIN_SAMPLES, self.raise(h.misses), 0.0),
         }
     }
 
@@ -84,6 +95,8 @@ impl Policy {
         Reserve {
             estimate_usd: admitted.estimate_usd.max(high).max(live),
             live_usd: live,
+            // Its kind's costs, given that it has spent this much.
+            tail: Tail::of(&h.samples, MIN_SAMPLES, self.raise(h.misses), live),
             ..admitted
         }
     }

@@ -58,6 +58,9 @@ pub struct BudgetConfig {
     /// `--max-budget-usd` of a step = its estimate × this (generous: the cap is a safety net
     /// for runaway steps, not the budget itself); 0 passes no cap.
     pub max_budget_factor: f64,
+    /// Near the threshold, also weigh the chance that the steps in flight overrun it together
+    /// against what waiting costs (`Policy::risk`); false keeps the claims rule alone.
+    pub weigh_tail: bool,
     /// Misses in the last 24 hours at which the API says "steps too large: cut them finer".
     pub miss_advice_count: u32,
     /// Prices per model in USD per million tokens, for the live cost of a running step
@@ -138,6 +141,7 @@ impl Default for BudgetConfig {
             monthly_reset_day: 1,
             default_estimate_usd: 1.0,
             cold_start_usd: BTreeMap::new(),
+            weigh_tail: true,
             estimate_quantile: 0.9,
             margin: 0.15,
             history_runs: 30,

@@ -11,7 +11,7 @@ use super::snapshot::{Class, Outcome, Run};
 /// At most this many recent misses raise a kind's estimate (by `miss_factor` each).
 const MISS_CAP: i32 = 3;
 /// Below this many samples the cold-start value still bounds the estimate from below.
-const MIN_SAMPLES: usize = 3;
+pub(super) const MIN_SAMPLES: usize = 3;
 /// A sized step is estimated from the runs of its kind and size once there are this many;
 /// below, from its kind's (a size's few samples are noisier than the kind's many).
 pub const SIZE_MIN_SAMPLES: usize = 5;

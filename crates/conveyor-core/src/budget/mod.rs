@@ -19,6 +19,7 @@ mod estimate;
 pub mod policy;
 mod pool;
 mod quantile;
+mod risk;
 mod snapshot;
 mod time;
 
@@ -27,5 +28,8 @@ pub use estimate::{Estimate, History, SIZE_MIN_SAMPLES};
 pub use policy::{Admitted, Decision, Policy};
 pub use pool::Pool;
 pub use quantile::quantile;
-pub use snapshot::{Class, Outcome, Reserve, Run, ServerView, ServerWindow, Snapshot};
+pub use risk::{CUT_KEEPS, Risk};
+pub use snapshot::{
+    Class, Outcome, Reserve, Run, ServerView, ServerWindow, Snapshot, TAIL_EDGES, TAIL_POINTS, Tail,
+};
 pub use time::{DAY_MS, HOUR_MS, MINUTE_MS, WEEK_MS, month_bounds};

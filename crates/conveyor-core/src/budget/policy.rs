@@ -166,6 +166,23 @@ impl Policy {
                 p.threshold_usd
             ));
         }
+        if until.is_none() && self.cfg.weigh_tail {
+            for p in self.pools(snap) {
+                let risk = self.risk(&p, snap, cand);
+                if risk.outweighs() {
+                    until = Some(now + RECHECK_MS);
+                    reasons.push(format!(
+                        "this {} step would raise the chance that the steps in flight overrun {} from {:.0}% to {:.0}%; a hit would throw away ${:.2}, more than the ${:.2} it would do",
+                        kind.as_str(),
+                        p.name(),
+                        100.0 * risk.without,
+                        100.0 * risk.with,
+                        risk.loss_usd,
+                        risk.gain_usd
+                    ));
+                }
+            }
+        }
         match until {
             None => Decision::Start { estimate_usd: est },
             Some(u) => Decision::Wait {

@@ -123,6 +123,128 @@ impl Snapshot {
     }
 }
 
+/// The probabilities that cut a step's cost into [`TAIL_POINTS`] parts: fine at the top,
+/// where the steps that make a limit hit are.
+pub const TAIL_EDGES: [f64; TAIL_POINTS + 1] = [
+    0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.98, 0.99, 0.995, 0.999, 1.0,
+];
+/// How many points a step's cost is kept in ([`Tail`]).
+pub const TAIL_POINTS: usize = 15;
+
+/// What a step may cost in all: the cost at the middle of each part of [`TAIL_EDGES`], as
+/// likely as that part is wide. The claim is one quantile of a step's history; near the
+/// threshold the policy also looks at the rest (`Policy::risk`): how likely the steps in flight
+/// are to overrun what is left together, not only whether their claims fit.
+///
+/// The points come from a lognormal fitted to the runs' costs (the mean and the spread of their
+/// logs), not from the runs themselves: a history of a few dozen runs has no point past its
+/// largest one, while the steps that overrun a window are exactly the ones past it; and a step
+/// that has already spent some amount is the same lognormal cut below that amount (its later
+/// quantiles), however few runs went that far.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Tail(pub [f64; TAIL_POINTS]);
+
+impl Tail {
+    /// From sorted costs (at least `min` of them, else `None`): the fitted lognormal given a
+    /// cost of at least `floor`, times `scale`.
+    pub fn of(sorted: &[f64], min: usize, scale: f64, floor: f64) -> Option<Tail> {
+        let logs: Vec<f64> = sorted
+            .iter()
+            .filter(|c| **c > 0.0)
+            .map(|c| c.ln())
+            .collect();
+        if logs.len() < min.max(2) {
+            return None;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let n = logs.len() as f64;
+        let mu = logs.iter().sum::<f64>() / n;
+        let sigma = (logs.iter().map(|l| (l - mu).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+        // The share of steps that cost less than the floor, on the scale the costs are drawn.
+        let below = if floor > 0.0 && sigma > 0.0 {
+            normal_cdf(((floor / scale).ln() - mu) / sigma)
+        } else {
+            0.0
+        };
+        let mut points = [0.0; TAIL_POINTS];
+        for (i, p) in points.iter_mut().enumerate() {
+            let mid = (TAIL_EDGES[i] + TAIL_EDGES[i + 1]) / 2.0;
+            let q = below + mid * (1.0 - below);
+            *p = ((mu + sigma * normal_quantile(q)).exp() * scale).max(floor);
+        }
+        Some(Tail(points))
+    }
+
+    /// How likely point `i` is.
+    pub fn weight(i: usize) -> f64 {
+        TAIL_EDGES[i + 1] - TAIL_EDGES[i]
+    }
+}
+
+/// Φ(x), the standard normal distribution (Abramowitz and Stegun 7.1.26, within 1.5e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    if x >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// Φ⁻¹(p) (Acklam's rational approximation, within 1.2e-9 relative).
+fn normal_quantile(p: f64) -> f64 {
+    const A: [f64; 6] = [
+        -3.969_683_028_665_376e1,
+        2.209_460_984_245_205e2,
+        -2.759_285_104_469_687e2,
+        1.383_577_518_672_69e2,
+        -3.066_479_806_614_716e1,
+        2.506_628_277_459_239,
+    ];
+    const B: [f64; 5] = [
+        -5.447_609_879_822_406e1,
+        1.615_858_368_580_409e2,
+        -1.556_989_798_598_866e2,
+        6.680_131_188_771_972e1,
+        -1.328_068_155_288_572e1,
+    ];
+    const C: [f64; 6] = [
+        -7.784_894_002_430_293e-3,
+        -3.223_964_580_411_365e-1,
+        -2.400_758_277_161_838,
+        -2.549_732_539_343_734,
+        4.374_664_141_464_968,
+        2.938_163_982_698_783,
+    ];
+    const D: [f64; 4] = [
+        7.784_695_709_041_462e-3,
+        3.224_671_290_700_398e-1,
+        2.445_134_137_142_996,
+        3.754_408_661_907_416,
+    ];
+    let p = p.clamp(1e-12, 1.0 - 1e-12);
+    let tail = |q: f64| {
+        (((((C[0] * q + C[1]) * q + C[2]) * q + C[3]) * q + C[4]) * q + C[5])
+            / ((((D[0] * q + D[1]) * q + D[2]) * q + D[3]) * q + 1.0)
+    };
+    if p < 0.024_25 {
+        tail((-2.0 * p.ln()).sqrt())
+    } else if p > 1.0 - 0.024_25 {
+        -tail((-2.0 * (1.0 - p).ln()).sqrt())
+    } else {
+        let q = p - 0.5;
+        let r = q * q;
+        (((((A[0] * r + A[1]) * r + A[2]) * r + A[3]) * r + A[4]) * r + A[5]) * q
+            / (((((B[0] * r + B[1]) * r + B[2]) * r + B[3]) * r + B[4]) * r + 1.0)
+    }
+}
+
 /// A running (or candidate) step's claim on the pools.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reserve {
@@ -138,6 +260,9 @@ pub struct Reserve {
     /// a rolling pool accordingly ([`Policy::pools`]). `None` for a candidate, or when not
     /// known: then its spend so far counts as spent now.
     pub started_ms: Option<i64>,
+    /// What it may cost in all, when its history says more than the estimate (a running
+    /// step's: of the runs that spent at least as much); `None`: the estimate is all there is.
+    pub tail: Option<Tail>,
 }
 
 impl Reserve {
@@ -148,6 +273,7 @@ impl Reserve {
             live_usd: 0.0,
             rate_usd_min: f64::INFINITY,
             started_ms: None,
+            tail: None,
         }
     }
 

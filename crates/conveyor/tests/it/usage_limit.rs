@@ -104,10 +104,11 @@ async fn a_usage_limit_mid_step_rolls_back_parks_and_resumes_the_session() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_step_cut_by_its_budget_cap_is_a_miss_that_raises_the_estimate() {
     // An API-key login: every request costs OPUS_REQUEST_USD (0.0156). The executor's cold
-    // start of 0.01 caps its first attempt below one request; one miss raises it × 4.
+    // start of 0.005 caps its first attempt below one request (× 2 while the kind has few
+    // runs: 0.01); one miss raises it × 4.
     let (mut d, line) = setup(
         false,
-        "[budget]\nmargin = 0.0\nmax_budget_factor = 1.0\nmiss_factor = 4.0\ncold_start_usd = { executor = 0.01 }\n",
+        "[budget]\nmargin = 0.0\nmax_budget_factor = 1.0\nmiss_factor = 4.0\ncold_start_usd = { executor = 0.005 }\n",
         "cap",
     )
     .await;
