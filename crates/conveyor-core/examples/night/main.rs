@@ -96,7 +96,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor] [--resume-keeps F]\n       night --trace FILE.csv [--history EARLIER.csv…] [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …\n       night --write-traces DIR [--first-seed N] [--seeds N]\n       --kind lognormal,heavy,bimodal,uniform,projects"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor] [--no-tail] [--resume-keeps F]\n       night --trace FILE.csv [--history EARLIER.csv…] [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …\n       night --write-traces DIR [--first-seed N] [--seeds N]\n       --kind lognormal,heavy,bimodal,uniform,projects"
         );
         std::process::exit(2);
     };
@@ -140,6 +140,7 @@ fn main() {
             "--sizes" => sizes = Some(number("--sizes")),
             "--first-seed" => first_seed = value("--first-seed").parse().unwrap_or(first_seed),
             "--no-retry-floor" => sees.retry_floor = false,
+            "--no-tail" => cfg.weigh_tail = false,
             "--resume-keeps" => {
                 let v = value("--resume-keeps");
                 sees.resume_keeps = v
@@ -224,7 +225,13 @@ fn main() {
             replays.push(("trace warm", warm));
         }
         for (name, tr) in &replays {
-            for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+            for mode in [
+                Mode::Policy,
+                Mode::NoPacking,
+                Mode::Fcfs,
+                Mode::FcfsArrival,
+                Mode::Oracle,
+            ] {
                 row(
                     name,
                     mode,
@@ -267,7 +274,7 @@ fn main() {
         first_seed + seeds - 1
     );
     println!(
-        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {}, server utilisation {}, live cost {}{}",
+        "policy: estimate = p{:.0} × (1 + {}), cap = estimate × {} (× 2 while a kind has few runs), server utilisation {}, live cost {}{}",
         cfg.estimate_quantile * 100.0,
         cfg.margin,
         cfg.max_budget_factor,
@@ -306,7 +313,13 @@ fn main() {
         let traces: Vec<Trace> = (first_seed..first_seed + seeds)
             .map(|s| trace(dist, s, sizes))
             .collect();
-        for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+        for mode in [
+            Mode::Policy,
+            Mode::NoPacking,
+            Mode::Fcfs,
+            Mode::FcfsArrival,
+            Mode::Oracle,
+        ] {
             row(dist.name(), mode, &traces, &cfg, (minutes, setup), sees);
         }
     }
@@ -316,7 +329,13 @@ fn main() {
             let traces: Vec<Trace> = (first_seed..first_seed + seeds)
                 .map(|s| projects(s, earlier, setup.threshold, sizes))
                 .collect();
-            for mode in [Mode::Policy, Mode::NoPacking, Mode::Fcfs, Mode::Oracle] {
+            for mode in [
+                Mode::Policy,
+                Mode::NoPacking,
+                Mode::Fcfs,
+                Mode::FcfsArrival,
+                Mode::Oracle,
+            ] {
                 row(name, mode, &traces, &cfg, (minutes, setup), sees);
             }
         }

@@ -39,7 +39,11 @@ pub(super) const CAP_MISSES: u32 = 3;
 pub(super) enum Mode {
     Policy,
     NoPacking,
+    /// First come, first served in the queue's order (priority, then age), as the daemon's
+    /// queue would run without the budget: the baseline of what the budget adds.
     Fcfs,
+    /// First come, first served in the order the lines arrived, priorities ignored.
+    FcfsArrival,
     /// The policy's rule and packing with every step's true cost as its estimate, its true rate
     /// and its spend so far: what perfect estimates would give (a feasible schedule, so a lower
     /// bound on the optimum).
@@ -52,6 +56,7 @@ impl Mode {
             Mode::Policy => "policy",
             Mode::NoPacking => "no-packing",
             Mode::Fcfs => "fcfs",
+            Mode::FcfsArrival => "fcfs-arrival",
             Mode::Oracle => "oracle",
         }
     }
@@ -122,7 +127,7 @@ pub(super) fn simulate(
     let budget_bound = real * windows as f64;
     t.bound = tr.demand.min(budget_bound).min(slot_bound);
     let mut order: Vec<usize> = (0..lines.len()).collect();
-    if mode != Mode::Fcfs {
+    if mode != Mode::FcfsArrival {
         // Priority first; the older line first among equals.
         order.sort_by_key(|i| (std::cmp::Reverse(lines[*i].priority), *i));
     }
@@ -142,6 +147,17 @@ pub(super) fn simulate(
             {
                 charged_now += cap - r.charged;
                 // A cap miss is rolled back and resumed as a limit cut is.
+                if std::env::var_os("NIGHT_DEBUG").is_some() {
+                    eprintln!(
+                        "{} min {now}: cap miss {} step {} ({:?}) at ${cap:.2} of ${:.2}, started min {}",
+                        mode.name(),
+                        l.project,
+                        l.next,
+                        s.kind,
+                        s.cost,
+                        r.started
+                    );
+                }
                 t.wasted += cap * (1.0 - resume_keeps);
                 l.kept += cap * resume_keeps;
                 t.cap_misses += 1;
@@ -392,7 +408,7 @@ pub(super) fn simulate(
                 )
             };
             let (estimate, cap) = match mode {
-                Mode::Fcfs => (Reserve::fixed(0.0), None),
+                Mode::Fcfs | Mode::FcfsArrival => (Reserve::fixed(0.0), None),
                 Mode::Policy | Mode::NoPacking | Mode::Oracle => {
                     match policy.decide_for(&snap, kind, reserve) {
                         Decision::Start { estimate_usd } => {
