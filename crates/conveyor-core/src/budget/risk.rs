@@ -6,9 +6,10 @@
 //! beside a step deep in a heavy tail, makes the hit. This part weighs that chance.
 //!
 //! Just before each part of the pool's spending leaves it (on a block account, the block's
-//! close), and once all of it has, the running steps have still to spend `S` (each from what the runs of its kind that spent at least as much went
-//! on to cost, [`Tail`]) and the candidate `C` (its kind's runs), each at most at its rate by
-//! then; `R` is the room the pool has for them. Starting the candidate raises the chance of a
+//! close), and once all of it has, the running steps have still to spend `S` and the candidate
+//! `C`, each as its kind's runs say ([`Tail`]: a lognormal fitted to them, a running step's
+//! given what it has spent) and at most at its rate by then; `R` is the room the pool has for
+//! them. Starting the candidate raises the chance of a
 //! hit from P(S > R) to P(S + C > R); a hit throws away what is in flight when it comes — the
 //! running steps' spend so far and the whole room, which they will have filled — less what a
 //! resumed session keeps ([`CUT_KEEPS`]). Waiting costs the work the candidate would have done
