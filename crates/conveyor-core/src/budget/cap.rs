@@ -48,7 +48,7 @@ impl Policy {
     /// with the whole account's estimate of the kind as a floor, 2 remain.
     ///
     /// While the account has fewer runs of the kind than a project needs for an estimate of its
-    /// own (`project_min_runs`), the cap is raised by [`COLD_CAP_RAISE`].
+    /// own (`project_min_runs`), the cap is raised by `COLD_CAP_RAISE`.
     pub fn admitted(
         &self,
         runs: &[Run],
