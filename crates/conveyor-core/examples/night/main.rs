@@ -225,13 +225,7 @@ fn main() {
             replays.push(("trace warm", warm));
         }
         for (name, tr) in &replays {
-            for mode in [
-                Mode::Policy,
-                Mode::NoPacking,
-                Mode::Fcfs,
-                Mode::FcfsArrival,
-                Mode::Oracle,
-            ] {
+            for mode in Mode::ALL {
                 row(
                     name,
                     mode,
@@ -313,13 +307,7 @@ fn main() {
         let traces: Vec<Trace> = (first_seed..first_seed + seeds)
             .map(|s| trace(dist, s, sizes))
             .collect();
-        for mode in [
-            Mode::Policy,
-            Mode::NoPacking,
-            Mode::Fcfs,
-            Mode::FcfsArrival,
-            Mode::Oracle,
-        ] {
+        for mode in Mode::ALL {
             row(dist.name(), mode, &traces, &cfg, (minutes, setup), sees);
         }
     }
@@ -329,13 +317,7 @@ fn main() {
             let traces: Vec<Trace> = (first_seed..first_seed + seeds)
                 .map(|s| projects(s, earlier, setup.threshold, sizes))
                 .collect();
-            for mode in [
-                Mode::Policy,
-                Mode::NoPacking,
-                Mode::Fcfs,
-                Mode::FcfsArrival,
-                Mode::Oracle,
-            ] {
+            for mode in Mode::ALL {
                 row(name, mode, &traces, &cfg, (minutes, setup), sees);
             }
         }

@@ -51,6 +51,15 @@ pub(super) enum Mode {
 }
 
 impl Mode {
+    /// Every mode, in the order of the report's rows.
+    pub(super) const ALL: [Mode; 5] = [
+        Mode::Policy,
+        Mode::NoPacking,
+        Mode::Fcfs,
+        Mode::FcfsArrival,
+        Mode::Oracle,
+    ];
+
     pub(super) fn name(self) -> &'static str {
         match self {
             Mode::Policy => "policy",
