@@ -5,10 +5,13 @@
 // from the CLI's own breakpoints). docs/benchmarks/budget.md, "A cut step: what is really lost".
 //
 //   node scripts/bench/resume-measured.mjs [--turns 40] [--edits 0.33] [--cuts 0.25,0.5,0.75]
-//        [--read-bytes 6000] [--write-bytes 2000] [--before 10] [--ttl SECS] [--warm]
+//        [--read-bytes 6000] [--write-bytes 2000] [--say-bytes 0] [--before 10] [--ttl SECS]
+//        [--warm]
 //
 // A scripted step of N turns in a real git worktree: Read and Bash calls that return
-// `--read-bytes` each, and a share `--edits` of the turns Write a new file of `--write-bytes`.
+// `--read-bytes` each, and a share `--edits` of the turns Write a new file of `--write-bytes`;
+// with `--say-bytes`, each turn's answer starts with that much text (a model's words, output
+// tokens), as a real model's do.
 // The measured step is not the session's first: an earlier step of `--before` reads (a planner
 // reading the project) runs first in the same session, as in a line, so the measured step
 // starts with that conversation in the (warm) cache; `--before 0` makes it the session's first.
@@ -47,6 +50,7 @@ const N = num('turns', 40);
 const EDITS = num('edits', 0.33);
 const READ_BYTES = num('read-bytes', 6000);
 const WRITE_BYTES = num('write-bytes', 2000);
+const SAY_BYTES = num('say-bytes', 0);
 // The cache's TTL: by default each breakpoint's own (2.1.332 asks for 1 hour).
 const TTL = opt('ttl', null) === null ? null : num('ttl', 0);
 const BEFORE = num('before', 10);
@@ -80,7 +84,8 @@ function turn(i) {
   if (i % 2 === 0) return { tool: 'Read', input: { file_path: `{{cwd}}/src/m${i}.rs` } };
   return { tool: 'Bash', input: { command: `cat src/m${i}.rs`, description: 'read a module' } };
 }
-const turns = Array.from({ length: N }, (_, i) => turn(i));
+const said = (t, i) => (SAY_BYTES > 0 ? { ...t, say: filler(`s${i}`, SAY_BYTES) } : t);
+const turns = Array.from({ length: N }, (_, i) => said(turn(i), i));
 
 function startMock() {
   const child = spawn('node', [path.join(root, 'tests/fixtures/mock-anthropic.mjs'), '--port', '0'], {
@@ -230,7 +235,7 @@ async function main() {
     }
 
     console.log(`turns ${N}, edits ${EDITS} (${turns.filter((t) => t.tool === 'Write').length} writes), ` +
-      `reads ${READ_BYTES} B, writes ${WRITE_BYTES} B, ${BEFORE} reads before, ${WARM ? 'resumed with the cache warm' : 'resumed after the reset'}, cache TTL ${TTL === null ? "the request's" : `${TTL} s`}; costs in USD (the CLI's own)`);
+      `reads ${READ_BYTES} B, writes ${WRITE_BYTES} B, says ${SAY_BYTES} B, ${BEFORE} reads before, ${WARM ? 'resumed with the cache warm' : 'resumed after the reset'}, cache TTL ${TTL === null ? "the request's" : `${TTL} s`}; costs in USD (the CLI's own)`);
     console.log(`the step starts from ${startTokens} tokens of context; uncut: ${uncut.cost.toFixed(4)}`);
     console.log('  k  rewrites   cut  resumed   lost  kept  resumed-carried-conversation');
     for (const r of rows) {
