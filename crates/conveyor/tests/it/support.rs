@@ -155,6 +155,30 @@ impl Mock {
         assert!(r.status().is_success());
     }
 
+    /// Switches the mock to counted usage: each answer's usage computed from its request and
+    /// the prompt cache, as the API bills it (`mock-anthropic.mjs`, "Counted usage").
+    pub async fn counted_usage(&self) {
+        let r = self
+            .http
+            .post(format!("{}/_mock/usage", self.url()))
+            .json(&json!({"mode": "counted"}))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+
+    /// Empties the counted usage's prompt cache.
+    pub async fn clear_cache(&self) {
+        let r = self
+            .http
+            .post(format!("{}/_mock/cache/clear", self.url()))
+            .send()
+            .await
+            .unwrap();
+        assert!(r.status().is_success());
+    }
+
     pub async fn release(&self, session: &str) {
         self.http
             .post(format!("{}/_mock/release", self.url()))
