@@ -65,6 +65,7 @@ fn daemons_case() -> (Setup, BudgetConfig, Sees) {
         size_hint: None,
         retry_floor: true,
         resume_keeps: 0.0,
+        cap_keeps: 0.0,
     };
     (setup, cfg, sees)
 }

@@ -29,8 +29,10 @@
 //! steps' spend so far, as the daemon meters it; `--sizes`: the planner sizes each executor
 //! step xs…xl, off its true cost by a lognormal error of σ, and the policy learns cost per
 //! size as the daemon does; `--no-retry-floor`: attempts after a miss estimated by their
-//! kind alone; `--resume-keeps F`: a cut step's resumed session keeps that share of the cut
-//! attempt's spend, which is then not waste and not redone, 0 by default); diagnostics `--exact-running` (the running steps' true costs), `--size-hint
+//! kind alone; `--resume-keeps F`: a step cut by the limit has its resumed session keep that
+//! share of the cut attempt's spend, which is then not waste and not redone, 0 by default,
+//! below 0 when the resume costs more than the cut spend; `--cap-keeps F` the same for a cap
+//! miss, `--resume-keeps` by default); diagnostics `--exact-running` (the running steps' true costs), `--size-hint
 //! SIGMA` (each step's cost known before it runs, off by a lognormal error of σ) and
 //! `--calibrate` (nights whose real limit differs from the threshold); or
 //! `… -- --trace FILE.csv [--slots N] [--threshold USD] [--window-min M] [--hours H]` to replay
@@ -74,6 +76,7 @@ fn main() {
         size_hint: None,
         retry_floor: true,
         resume_keeps: 0.0,
+        cap_keeps: 0.0,
     };
     let mut first_seed = 1u64;
     let mut sizes: Option<f64> = None;
@@ -82,6 +85,7 @@ fn main() {
     let mut history_files: Vec<String> = Vec::new();
     let mut kinds: Option<Vec<String>> = None;
     let mut write_dir: Option<String> = None;
+    let mut cap_keeps: Option<f64> = None;
     let mut setup = Setup {
         slots: SLOTS,
         threshold: THRESHOLD,
@@ -96,7 +100,7 @@ fn main() {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor] [--no-tail] [--resume-keeps F]\n       night --trace FILE.csv [--history EARLIER.csv…] [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …\n       night --write-traces DIR [--first-seed N] [--seeds N]\n       --kind lognormal,heavy,bimodal,uniform,projects"
+            "usage: night [--seeds N] [--first-seed N] [--hours H] [--server] [--block] [--live] [--exact-running] [--size-hint SIGMA] [--sizes SIGMA] [--calibrate] [--quantile Q] [--margin M] [--cap-factor F] [--no-retry-floor] [--no-tail] [--resume-keeps F] [--cap-keeps F]\n       night --trace FILE.csv [--history EARLIER.csv…] [--slots N] [--threshold USD] [--window-min M] [--hours H] [--server] [--block] …\n       night --write-traces DIR [--first-seed N] [--seeds N]\n       --kind lognormal,heavy,bimodal,uniform,projects"
         );
         std::process::exit(2);
     };
@@ -141,16 +145,21 @@ fn main() {
             "--first-seed" => first_seed = value("--first-seed").parse().unwrap_or(first_seed),
             "--no-retry-floor" => sees.retry_floor = false,
             "--no-tail" => cfg.weigh_tail = false,
-            "--resume-keeps" => {
-                let v = value("--resume-keeps");
-                sees.resume_keeps = v
+            flag @ ("--resume-keeps" | "--cap-keeps") => {
+                let v = value(flag);
+                let share = v
                     .parse::<f64>()
                     .ok()
-                    .filter(|x| (0.0..=1.0).contains(x))
+                    .filter(|x| (-1.0..=1.0).contains(x))
                     .unwrap_or_else(|| {
-                        eprintln!("night: --resume-keeps: {v:?} is not a share between 0 and 1");
+                        eprintln!("night: {flag}: {v:?} is not a share between -1 and 1");
                         usage()
                     });
+                if flag == "--resume-keeps" {
+                    sees.resume_keeps = share;
+                } else {
+                    cap_keeps = Some(share);
+                }
             }
             "--quantile" => cfg.estimate_quantile = value("--quantile").parse().unwrap_or(0.75),
             "--margin" => cfg.margin = value("--margin").parse().unwrap_or(0.0),
@@ -176,6 +185,7 @@ fn main() {
     }
     cfg.threshold_usd = Threshold::Usd(setup.threshold);
     setup.real = setup.threshold;
+    sees.cap_keeps = cap_keeps.unwrap_or(sees.resume_keeps);
     cfg.window_secs = u32::try_from(setup.window_min * 60).unwrap_or(u32::MAX);
     let minutes = hours * 60;
     if let Some(path) = trace_file {
@@ -283,6 +293,12 @@ fn main() {
     if let Some(sigma) = sizes {
         println!(
             "planner sizes: each executor step sized xs…xl, off its true cost by a lognormal error of σ {sigma}"
+        );
+    }
+    if sees.resume_keeps != 0.0 || sees.cap_keeps != 0.0 {
+        println!(
+            "a cut step's resumed session keeps {} of its spend after a limit hit, {} after a cap miss",
+            sees.resume_keeps, sees.cap_keeps
         );
     }
     if calibrate {

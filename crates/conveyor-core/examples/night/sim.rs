@@ -25,11 +25,16 @@ pub(super) struct Sees {
     pub(super) size_hint: Option<f64>,
     /// An attempt after a miss is estimated at least at what the miss spent.
     pub(super) retry_floor: bool,
-    /// The share of a cut attempt's spend its resumed session keeps (`--resume-keeps`): the
-    /// daemon resets the worktree to the checkpoint and resumes the same session, so what the
-    /// step read and decided is still in its conversation, and only the rest is lost. 0 is
-    /// the pessimistic model (everything lost, the attempt redone from scratch).
+    /// The share of a limit-cut attempt's spend its resumed session keeps (`--resume-keeps`):
+    /// the daemon resets the worktree to the checkpoint and resumes the same session after the
+    /// reset, so what the step read is still in its conversation, but the cache has gone cold
+    /// and the whole session is written to it again. Measured with the real CLI: about 0 for a
+    /// step that follows others in its session, and below 0 (the resume costs more than the
+    /// cut spend: the cold rewrite of the earlier context) when much came before it.
     pub(super) resume_keeps: f64,
+    /// The same for a cap miss (`--cap-keeps`, `--resume-keeps` when not given): it resumes as
+    /// soon as its raised estimate fits, within the cache's hour, and keeps about half.
+    pub(super) cap_keeps: f64,
 }
 
 /// Cap misses of one step before its line is left for Anton (as the daemon does).
@@ -112,6 +117,7 @@ pub(super) fn simulate(
         size_hint,
         retry_floor,
         resume_keeps,
+        cap_keeps,
     } = sees;
     let Setup {
         slots,
@@ -167,8 +173,8 @@ pub(super) fn simulate(
                         r.started
                     );
                 }
-                t.wasted += cap * (1.0 - resume_keeps);
-                l.kept += cap * resume_keeps;
+                t.wasted += cap * (1.0 - cap_keeps);
+                l.kept += cap * cap_keeps;
                 t.cap_misses += 1;
                 history.push(Run {
                     kind: s.kind,
@@ -475,7 +481,13 @@ pub(super) fn simulate(
     // Work in flight at dawn counts pro rata (for every policy alike).
     // What a cut step's resumed session kept is work too (it is not counted as waste).
     for l in &lines {
-        t.work += l.kept;
+        if l.kept >= 0.0 {
+            t.work += l.kept;
+        } else {
+            // A resume dearer than the cut spend (`--resume-keeps` below 0) was counted as
+            // waste when the cut came; what of it was never spent comes off again.
+            t.wasted += l.kept;
+        }
         if let Some(r) = &l.running {
             t.work += r.charged;
         }

@@ -28,7 +28,7 @@ pub use estimate::{Estimate, History, SIZE_MIN_SAMPLES};
 pub use policy::{Admitted, Decision, Policy};
 pub use pool::Pool;
 pub use quantile::quantile;
-pub use risk::{CUT_KEEPS, Risk};
+pub use risk::Risk;
 pub use snapshot::{
     Class, Outcome, Reserve, Run, ServerView, ServerWindow, Snapshot, TAIL_EDGES, TAIL_POINTS, Tail,
 };

@@ -11,8 +11,10 @@
 //! given what it has spent) and at most at its rate by then; `R` is the room the pool has for
 //! them. Starting the candidate raises the chance of a
 //! hit from P(S > R) to P(S + C > R); a hit throws away what is in flight when it comes — the
-//! running steps' spend so far and the whole room, which they will have filled — less what a
-//! resumed session keeps ([`CUT_KEEPS`]). Waiting costs the work the candidate would have done
+//! running steps' spend so far and the whole room, which they will have filled. All of it: a
+//! step resumed after a limit's reset keeps none of its cut spend, measured with the real CLI
+//! (the resume writes the whole session to a cold cache again; `docs/benchmarks/budget.md`, "A
+//! cut step: what is really lost, measured"). Waiting costs the work the candidate would have done
 //! in that room without a hit, E[C; S + C ≤ R]: the room is this block's, and another step may
 //! fill it or none may. The candidate waits when the first outweighs the second.
 //!
@@ -26,12 +28,6 @@ use super::policy::Policy;
 use super::pool::Pool;
 use super::snapshot::{Reserve, Snapshot, Tail};
 use super::time::MINUTE_MS;
-
-/// The share of a cut attempt's spend its resumed session keeps: the daemon resumes a cut step
-/// in the same session, which holds what it read and decided, but the worktree goes back to the
-/// checkpoint and the conversation is re-read uncached after the reset
-/// (`docs/benchmarks/budget.md`, "A cut step: what is really lost").
-pub const CUT_KEEPS: f64 = 0.15;
 
 /// At most this many moments a pool's risk is looked at (before its spending leaves).
 const CHECKS: usize = 8;
@@ -93,7 +89,7 @@ impl Policy {
     /// [`Policy::risk`] of the spending by `minutes` from now, in a `room`.
     fn risk_by(&self, snap: &Snapshot, cand: Reserve, room: f64, minutes: f64, live: f64) -> Risk {
         let in_pool = snap.live;
-        let loss_usd = (1.0 - CUT_KEEPS) * (live + room.max(0.0));
+        let loss_usd = live + room.max(0.0);
         if room <= 0.0 {
             return Risk {
                 without: 1.0,
@@ -239,9 +235,9 @@ mod tests {
         assert!(risk.without.abs() < 1e-9, "{risk:?}");
         assert!((risk.with - 0.46).abs() < 1e-9, "{risk:?}");
         // A hit throws away both steps' spend: the $3 so far and at least the $5 room (more
-        // once the window's older spending has left), less what a resumed session keeps; the
-        // candidate would do $1.50 without one, 0.6 × 0.9 of the time.
-        assert!(risk.loss_usd >= 8.0 * (1.0 - CUT_KEEPS) - 1e-9, "{risk:?}");
+        // once the window's older spending has left); the candidate would do $1.50 without
+        // one, 0.6 × 0.9 of the time.
+        assert!(risk.loss_usd >= 8.0 - 1e-9, "{risk:?}");
         assert!((risk.gain_usd - 1.5 * 0.6 * 0.9).abs() < 1e-9);
         assert!(risk.outweighs());
         let (until, reason) = wait(&p.decide_for(&s, StepKind::Executor, cand));
@@ -263,7 +259,7 @@ mod tests {
         let p = Policy::new(cfg());
         let (s, cand) = night(two_costs(3.5, 1.0, 3.5));
         let risk = p.risk(&p.pools(&s)[0], &s, cand);
-        // Only the candidate's own $6 can overrun: 10% of the time, for $6.80, against $1.35.
+        // Only the candidate's own $6 can overrun: 10% of the time, for $8, against $1.35.
         assert!((risk.with - 0.1).abs() < 1e-9, "{risk:?}");
         assert!(!risk.outweighs());
         assert_eq!(
@@ -295,10 +291,7 @@ mod tests {
         // twenty-five: less than the candidate does. The close weighs most, and says start.
         let risk = p.risk(&p.pools(&s)[0], &s, cand);
         assert!(risk.with.abs() < 1e-9, "{risk:?}");
-        assert!(
-            (risk.loss_usd - 8.0 * (1.0 - CUT_KEEPS)).abs() < 1e-9,
-            "{risk:?}"
-        );
+        assert!((risk.loss_usd - 8.0).abs() < 1e-9, "{risk:?}");
         assert!(!risk.outweighs(), "{risk:?}");
         assert!(matches!(
             p.decide_for(&s, StepKind::Executor, cand),
