@@ -132,51 +132,41 @@ impl Mock {
 
     /// Scripts the replies of one session: `{"1": [turn..], "2.1": [..]}`.
     pub async fn script(&self, session: &str, steps: Value) {
-        let r = self
-            .http
-            .post(format!("{}/_mock/script", self.url()))
-            .json(&json!({"session": session, "steps": steps}))
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success());
+        self.admin("script", json!({"session": session, "steps": steps}))
+            .await;
     }
 
     /// Scripts the replies of every session that runs a step of `kind` ("judge", "rework", …,
     /// or "*") for `line`: a judge runs in a fresh session of its own the test cannot know.
     pub async fn script_line(&self, line: &str, kind: &str, steps: Value) {
-        let r = self
-            .http
-            .post(format!("{}/_mock/script", self.url()))
-            .json(&json!({"line": line, "kind": kind, "steps": steps}))
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success());
+        self.admin(
+            "script",
+            json!({"line": line, "kind": kind, "steps": steps}),
+        )
+        .await;
     }
 
     /// Switches the mock to counted usage: each answer's usage computed from its request and
     /// the prompt cache, as the API bills it (`mock-anthropic.mjs`, "Counted usage").
     pub async fn counted_usage(&self) {
-        let r = self
-            .http
-            .post(format!("{}/_mock/usage", self.url()))
-            .json(&json!({"mode": "counted"}))
-            .send()
-            .await
-            .unwrap();
-        assert!(r.status().is_success());
+        self.admin("usage", json!({"mode": "counted"})).await;
     }
 
     /// Empties the counted usage's prompt cache.
     pub async fn clear_cache(&self) {
+        self.admin("cache/clear", json!({})).await;
+    }
+
+    /// A `POST /_mock/<path>` the mock must accept.
+    async fn admin(&self, path: &str, body: Value) {
         let r = self
             .http
-            .post(format!("{}/_mock/cache/clear", self.url()))
+            .post(format!("{}/_mock/{path}", self.url()))
+            .json(&body)
             .send()
             .await
             .unwrap();
-        assert!(r.status().is_success());
+        assert!(r.status().is_success(), "_mock/{path}: {}", r.status());
     }
 
     pub async fn release(&self, session: &str) {
