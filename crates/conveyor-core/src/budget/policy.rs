@@ -134,8 +134,9 @@ impl Policy {
         }
         let mut until: Option<i64> = None;
         let mut reasons = Vec::new();
-        for p in self.pools(snap) {
-            if self.peak(&p, snap, cand) <= p.threshold_usd + EPS {
+        let pools = self.pools(snap);
+        for p in &pools {
+            if self.peak(p, snap, cand) <= p.threshold_usd + EPS {
                 continue;
             }
             let need = self.need(snap, cand);
@@ -167,8 +168,8 @@ impl Policy {
             ));
         }
         if until.is_none() && self.cfg.weigh_tail {
-            for p in self.pools(snap) {
-                let risk = self.risk(&p, snap, cand);
+            for p in &pools {
+                let risk = self.risk(p, snap, cand);
                 if risk.outweighs() {
                     until = Some(now + RECHECK_MS);
                     reasons.push(format!(
